@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs lowbit's build and test dependencies, all from Debian 12 packages.
+# Nothing is downloaded at build or run time.
+set -euo pipefail
+pkgs=(
+  g++ cmake make pkg-config
+  libpcre2-dev          # Llama 3 pre-tokenizer regex
+  nlohmann-json3-dev    # tokenizer.json reader
+  libcli11-dev          # command-line arguments
+  libgtest-dev libgmock-dev googletest
+  libbenchmark-dev      # bench/ micro-benchmarks
+)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all packages present"
+  exit 0
+fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

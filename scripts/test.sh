@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds everything and runs the whole test suite:
+#  1. the Release build's GoogleTest suites under ctest;
+#  2. the file-reader suites again under AddressSanitizer + UBSan (build-asan/),
+#     so corrupted-file tests prove "no crash", not just "right message".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+fixtures=../shared/fixtures
+if [ ! -d "$fixtures" ]; then
+  echo "test.sh: $fixtures is missing: the suite needs the shared fixtures" >&2
+  exit 1
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j "$jobs"
+(cd build && ctest --output-on-failure -j "$jobs" --timeout 900)
+
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLOWBIT_ASAN=ON >/dev/null
+asan_targets=(lowbit_test_formats)
+cmake --build build-asan -j "$jobs" --target "${asan_targets[@]}"
+(cd build-asan && ctest --output-on-failure -j "$jobs" --timeout 900 -R '^(Gguf|Llama2c)')

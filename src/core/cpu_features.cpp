@@ -1,0 +1,86 @@
+#include "core/cpu_features.h"
+
+#include <cstdint>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+namespace lowbit {
+
+namespace {
+
+#if defined(__x86_64__) || defined(__i386__)
+uint64_t read_xcr0() {
+  uint32_t eax, edx;
+  __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+  return (static_cast<uint64_t>(edx) << 32) | eax;
+}
+
+CpuFeatures detect() {
+  CpuFeatures f;
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
+  const bool osxsave = c & (1u << 27);
+  const bool avx = c & (1u << 28);
+  f.fma = c & (1u << 12);
+  f.f16c = c & (1u << 29);
+  if (!osxsave || !avx) return CpuFeatures{};
+  const uint64_t xcr0 = read_xcr0();
+  const bool ymm_ok = (xcr0 & 0x6) == 0x6;
+  const bool zmm_ok = (xcr0 & 0xe6) == 0xe6;
+  if (!ymm_ok) return CpuFeatures{};
+  unsigned max_leaf = __get_cpuid_max(0, nullptr);
+  if (max_leaf < 7) return f;
+  __cpuid_count(7, 0, a, b, c, d);
+  f.avx2 = b & (1u << 5);
+  f.bmi2 = b & (1u << 8);
+  if (zmm_ok) {
+    f.avx512f = b & (1u << 16);
+    f.avx512dq = b & (1u << 17);
+    f.avx512bw = b & (1u << 30);
+    f.avx512vl = b & (1u << 31);
+    f.avx512vbmi = c & (1u << 1);
+    f.avx512vnni = c & (1u << 11);
+  }
+  __cpuid_count(7, 1, a, b, c, d);
+  f.avx_vnni = a & (1u << 4);
+  if (zmm_ok) f.avx512bf16 = a & (1u << 5);
+  f.avx_vnni_int8 = d & (1u << 4);
+  return f;
+}
+#else
+CpuFeatures detect() { return CpuFeatures{}; }
+#endif
+
+}  // namespace
+
+std::string CpuFeatures::describe() const {
+  std::string s;
+  auto add = [&](bool on, const char* name) {
+    if (!on) return;
+    if (!s.empty()) s += ' ';
+    s += name;
+  };
+  add(avx2, "avx2");
+  add(fma, "fma");
+  add(f16c, "f16c");
+  add(bmi2, "bmi2");
+  add(avx_vnni, "avx_vnni");
+  add(avx_vnni_int8, "avx_vnni_int8");
+  add(avx512f, "avx512f");
+  add(avx512bw, "avx512bw");
+  add(avx512vl, "avx512vl");
+  add(avx512dq, "avx512dq");
+  add(avx512vnni, "avx512vnni");
+  add(avx512vbmi, "avx512vbmi");
+  add(avx512bf16, "avx512bf16");
+  return s.empty() ? "scalar" : s;
+}
+
+const CpuFeatures& cpu_features() {
+  static const CpuFeatures features = detect();
+  return features;
+}
+
+}  // namespace lowbit

@@ -1,0 +1,31 @@
+// What the CPU can do, read once with cpuid (and xgetbv for OS register support).
+#pragma once
+
+#include <string>
+
+namespace lowbit {
+
+struct CpuFeatures {
+  bool avx2 = false;
+  bool fma = false;
+  bool f16c = false;
+  bool bmi2 = false;
+  bool avx_vnni = false;       // vpdpbusd on ymm (VEX)
+  bool avx_vnni_int8 = false;  // vpdpbssd: signed x signed int8
+  bool avx512f = false;
+  bool avx512bw = false;
+  bool avx512vl = false;
+  bool avx512dq = false;
+  bool avx512vnni = false;
+  bool avx512vbmi = false;
+  bool avx512bf16 = false;
+
+  // The ISA levels kernels are built for: AVX2 (+FMA/F16C) and AVX-512 (F/BW/VL/DQ).
+  bool has_avx2_level() const { return avx2 && fma && f16c; }
+  bool has_avx512_level() const { return has_avx2_level() && avx512f && avx512bw && avx512vl && avx512dq; }
+  std::string describe() const;  // "avx2 fma f16c avx512f ..."
+};
+
+const CpuFeatures& cpu_features();
+
+}  // namespace lowbit

@@ -1,0 +1,63 @@
+#include "kernels/dispatch.h"
+
+#include "core/error.h"
+#include "quant/weight_format.h"
+
+namespace lowbit {
+
+namespace {
+
+int reference_score(const WeightView& w, const CpuFeatures&) {
+  return find_weight_format(w.type) != nullptr ? 1 : 0;
+}
+
+std::unique_ptr<Matmul> reference_make(const WeightView& w, const CpuFeatures&, ThreadPool&) {
+  return make_reference_matmul(w);
+}
+
+}  // namespace
+
+const std::vector<KernelFamily>& kernel_families() {
+  static const std::vector<KernelFamily> families = [] {
+    std::vector<KernelFamily> f;
+    f.push_back({"ref", "scalar reference of every format (src/quant)", reference_score, reference_make});
+    return f;
+  }();
+  return families;
+}
+
+const KernelFamily* find_kernel_family(const std::string& name) {
+  for (const auto& f : kernel_families())
+    if (name == f.name) return &f;
+  return nullptr;
+}
+
+std::string kernel_names() {
+  std::string s = "auto";
+  for (const auto& f : kernel_families()) s += cat(", ", f.name);
+  return s;
+}
+
+std::unique_ptr<Matmul> make_matmul(const WeightView& w, const std::string& kernel, ThreadPool& pool,
+                                    const CpuFeatures& cpu) {
+  if (kernel != "auto") {
+    const KernelFamily* forced = find_kernel_family(kernel);
+    if (forced == nullptr) fail("unknown kernel '", kernel, "' (known: ", kernel_names(), ")");
+    if (forced->score(w, cpu) > 0) return forced->make(w, cpu, pool);
+  }
+  const KernelFamily* best = nullptr;
+  int best_score = 0;
+  for (const auto& f : kernel_families()) {
+    const int s = f.score(w, cpu);
+    if (s > best_score) {
+      best_score = s;
+      best = &f;
+    }
+  }
+  if (best == nullptr)
+    fail("tensor ", w.name, ": no kernel can multiply type ", ggml_type_name(w.type), " (shape ", w.rows, " x ",
+         w.cols, ")");
+  return best->make(w, cpu, pool);
+}
+
+}  // namespace lowbit

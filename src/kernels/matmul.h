@@ -1,0 +1,90 @@
+// A weight matrix ready to multiply: the file's weights repacked, at load, into
+// one kernel's layout (design.md: file formats are for interchange, kernel
+// layouts for speed). The model sees only this interface.
+//
+// Shapes: W is [rows][cols] (rows = output features N, cols = input features K,
+// i.e. GGUF shape {K, N}); x is [tokens][cols]; y is [tokens][rows].
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/aligned_buffer.h"
+#include "core/ggml_types.h"
+#include "core/thread_pool.h"
+
+namespace lowbit {
+
+// Weights as the file holds them.
+struct WeightView {
+  std::string name;  // tensor name, for errors and -v output
+  GgmlType type = GgmlType::F32;
+  int64_t rows = 0;  // N
+  int64_t cols = 0;  // K
+  const uint8_t* data = nullptr;  // the whole tensor in the file's layout
+};
+
+// The input of one or more matmuls: [tokens][k] floats, and its per-token int8
+// quantization (BitNet absmax), computed once on first request and shared by
+// every matrix that reads the same input (q, k and v; gate and up).
+// Owned by the model's run state and reused: no allocation per token.
+class ActivationBatch {
+ public:
+  ActivationBatch() = default;
+  ActivationBatch(int64_t max_tokens, int64_t max_k);
+
+  // Points at new input; forgets any previous quantization. x must stay valid.
+  void set(const float* x, int64_t tokens, int64_t k);
+
+  const float* x() const { return x_; }
+  int64_t tokens() const { return tokens_; }
+  int64_t k() const { return k_; }
+
+  // Per-token int8 quantization: q [tokens][k_padded], scale [tokens], sum [tokens].
+  // k_padded() = k rounded up to 64, zero-filled, so kernels may read whole vectors.
+  void quantize(ThreadPool& pool) const;
+  const int8_t* q() const { return q_.data(); }
+  const float* scale() const { return scale_.data(); }
+  const int32_t* sum() const { return sum_.data(); }
+  int64_t k_padded() const { return (k_ + 63) / 64 * 64; }
+  bool quantized() const { return quantized_; }
+
+ private:
+  const float* x_ = nullptr;
+  int64_t tokens_ = 0, k_ = 0;
+  int64_t max_tokens_ = 0, max_k_ = 0;
+  mutable AlignedBuffer<int8_t> q_;
+  mutable AlignedBuffer<float> scale_;
+  mutable AlignedBuffer<int32_t> sum_;
+  mutable bool quantized_ = false;
+};
+
+class Matmul {
+ public:
+  virtual ~Matmul() = default;
+  // The kernel's name as --kernel spells it plus its ISA, e.g. "i2s/avx512", "ref".
+  virtual std::string kernel_name() const = 0;
+  // True when forward() reads in.q() (int8 activations) rather than in.x().
+  virtual bool uses_int8_activations() const = 0;
+  // y[t][n] = sum_k W[n][k] * x[t][k] for every token t of `in`.
+  // Integer kernels call in.quantize(pool) themselves (a no-op when done).
+  virtual void forward(const ActivationBatch& in, float* y, ThreadPool& pool) const = 0;
+  // Bytes of weights (kernel layout) read per token: for bandwidth figures.
+  virtual int64_t weight_bytes() const = 0;
+
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+
+ protected:
+  Matmul(int64_t rows, int64_t cols) : rows_(rows), cols_(cols) {}
+  int64_t rows_, cols_;
+};
+
+// The scalar reference kernel ("ref"): runs any format of src/quant straight
+// from the file's layout with the format's reference functions. The slow, sure
+// path every other kernel is tested against end to end.
+std::unique_ptr<Matmul> make_reference_matmul(const WeightView& w);
+
+}  // namespace lowbit

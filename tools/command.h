@@ -1,0 +1,31 @@
+// Each `lowbit` subcommand lives in its own file and registers itself here:
+//   static const CommandRegistration reg{"run", "generate text", setup_run};
+// setup adds the subcommand's options to its CLI11 App and returns the function
+// that runs it (returning the process exit code).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace lowbit::tools {
+
+using CommandMain = std::function<int()>;
+using CommandSetup = std::function<CommandMain(CLI::App&)>;
+
+struct Command {
+  std::string name;
+  std::string help;
+  CommandSetup setup;
+};
+
+std::vector<Command>& command_registry();
+
+struct CommandRegistration {
+  CommandRegistration(std::string name, std::string help, CommandSetup setup) {
+    command_registry().push_back({std::move(name), std::move(help), std::move(setup)});
+  }
+};
+
+}  // namespace lowbit::tools
