@@ -1,0 +1,53 @@
+#include "kernels/read_bandwidth.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/aligned_buffer.h"
+#include "core/cpu_features.h"
+#include "core/timer.h"
+
+namespace lowbit {
+
+// ISA paths (x86_avx2/read_sum_avx2.cpp); the portable loop stands in elsewhere.
+uint64_t read_sum_avx2(const uint8_t* p, size_t bytes);
+
+namespace {
+
+uint64_t read_sum_portable(const uint8_t* p, size_t bytes) {
+  const uint64_t* w = reinterpret_cast<const uint64_t*>(p);
+  uint64_t a = 0, b = 0, c = 0, d = 0;
+  for (size_t i = 0; i + 4 <= bytes / 8; i += 4) {
+    a ^= w[i];
+    b ^= w[i + 1];
+    c ^= w[i + 2];
+    d ^= w[i + 3];
+  }
+  return a ^ b ^ c ^ d;
+}
+
+}  // namespace
+
+double measure_read_bandwidth_gbps(ThreadPool& pool, int threads, size_t bytes, int repeats) {
+  threads = std::clamp(threads, 1, pool.size());
+  bytes = bytes / (4096 * threads) * (4096 * threads);
+  AlignedBuffer<uint8_t> buf(bytes);
+  for (size_t i = 0; i < bytes; i += 64) buf[i] = static_cast<uint8_t>(i >> 6);  // touch every page
+  const bool avx2 = cpu_features().has_avx2_level();
+  const size_t per_thread = bytes / threads;
+  volatile uint64_t sink = 0;
+  double best = 0;
+  for (int r = 0; r < repeats; ++r) {
+    const double t0 = now_seconds();
+    pool.run_on_all([&](int t, int) {
+      if (t >= threads) return;
+      const uint8_t* p = buf.data() + per_thread * t;
+      sink = sink + (avx2 ? read_sum_avx2(p, per_thread) : read_sum_portable(p, per_thread));
+    });
+    const double dt = now_seconds() - t0;
+    best = std::max(best, static_cast<double>(bytes) / dt / 1e9);
+  }
+  return best;
+}
+
+}  // namespace lowbit
