@@ -43,7 +43,7 @@ std::unique_ptr<Matmul> make_matmul(const WeightView& w, const std::string& kern
   if (kernel != "auto") {
     const KernelFamily* forced = find_kernel_family(kernel);
     if (forced == nullptr) fail("unknown kernel '", kernel, "' (known: ", kernel_names(), ")");
-    if (forced->score(w, cpu) > 0) return forced->make(w, cpu, pool);
+    if (forced->score(w, cpu) != 0) return forced->make(w, cpu, pool);
   }
   const KernelFamily* best = nullptr;
   int best_score = 0;

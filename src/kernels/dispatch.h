@@ -15,7 +15,9 @@ struct KernelFamily {
   const char* name;  // as --kernel spells it: "ref", "i2s", "tl1", "tl2", ...
   const char* description;
   // How well this family suits w on a CPU with `cpu`: 0 = cannot run it;
-  // higher is better. The reference scores 1.
+  // higher is better (the reference scores 1); negative = can run it when
+  // forced with --kernel but auto never picks it (e.g. int8 activations on
+  // an F16 model, which its authors compute in float).
   int (*score)(const WeightView& w, const CpuFeatures& cpu);
   // Repacks w into the family's layout (on the pool) for the best ISA level `cpu` allows.
   std::unique_ptr<Matmul> (*make)(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool);
