@@ -2,9 +2,17 @@
 // the file is opened (header, every key and value, every tensor info, data
 // ranges); accessors then never read outside the mapping. Every error names the
 // file and the key or tensor, and says what was wrong.
+//
+// Stricter than llama.cpp where a model file has no use for the freedom:
+// n_dims must be 1..4 (not 0), every dimension >= 1 (no empty tensors), bool
+// bytes 0 or 1, keys and tensor names non-empty, arrays nested at most 8 deep.
+// Tensors may sit in any order with gaps, but must be aligned and must not
+// overlap. Type ids 37-39 (bitnet.cpp I8_S/TL1/TL2, upstream retired layouts
+// and MXFP4) are refused with a message saying which formats the id can mean.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,9 +45,10 @@ const char* gguf_value_type_name(GgufValueType t);  // "uint32", "array", ...
 
 // One metadata value. Scalars are held by value; strings and arrays point into
 // the mapping (string_view), so a 280k-entry merges array costs one vector of views.
+// Only the field of the value's own type is set.
 struct GgufValue {
   GgufValueType type = GgufValueType::UINT8;
-  uint64_t u = 0;        // unsigned integers and bool
+  uint64_t u = 0;        // unsigned integers and bool (0 or 1)
   int64_t i = 0;         // signed integers
   double f = 0;          // float32 / float64
   std::string_view str;  // STRING
@@ -59,6 +68,8 @@ struct GgufTensorInfo {
   int64_t rows() const { return shape.empty() ? 0 : n_elements / shape[0]; }
   int64_t row_length() const { return shape.empty() ? 0 : shape[0]; }
 };
+
+class GgufCursor;
 
 class GgufFile {
  public:
@@ -103,8 +114,20 @@ class GgufFile {
   void release_mapping() { file_.release(); }
 
  private:
+  // Lookup by string_view without building a std::string.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  using NameIndex = std::unordered_map<std::string, size_t, NameHash, std::equal_to<>>;
+
   GgufFile() = default;
   void parse(const uint8_t* data, size_t size);
+  void read_metadata(GgufCursor& in, uint64_t kv_count);
+  void read_tensor_infos(GgufCursor& in, uint64_t tensor_count);
+  void place_tensor_data(const uint8_t* data, size_t header_end);
+  [[noreturn]] void fail_type(std::string_view key, const GgufValue& v, const char* wanted) const;
+  const GgufValue& get(std::string_view key) const;
 
   std::string path_;
   MappedFile file_;
@@ -114,9 +137,9 @@ class GgufFile {
   uint64_t alignment_ = 32;
   uint64_t data_offset_ = 0;
   std::vector<std::pair<std::string, GgufValue>> kv_;
-  std::unordered_map<std::string, size_t> kv_index_;
+  NameIndex kv_index_;
   std::vector<GgufTensorInfo> tensors_;
-  std::unordered_map<std::string, size_t> tensor_index_;
+  NameIndex tensor_index_;
 };
 
 }  // namespace lowbit

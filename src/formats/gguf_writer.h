@@ -1,12 +1,14 @@
 // GGUF v3 writer. Metadata keys are written in the order they were first set;
 // tensors in the order added, each at an offset aligned to `general.alignment`
-// (default 32) from the start of the data section.
+// (default 32) from the start of the data section; every tensor, the last one
+// included, is followed by zero padding to the alignment, as llama.cpp writes.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "core/function_ref.h"
 #include "core/ggml_types.h"
 
 namespace lowbit {
@@ -43,6 +45,8 @@ class GgufWriter {
 
   // Writes the file (to path + ".tmp", then renames). Throws Error on I/O failure.
   void write(const std::string& path) const;
+  // The same bytes as write() puts in the file (tests, fuzzing, small files).
+  std::vector<uint8_t> write_to_memory() const;
 
  private:
   struct Entry {
@@ -58,6 +62,10 @@ class GgufWriter {
     uint64_t bytes;
   };
   void set_encoded(const std::string& key, uint32_t type, std::vector<uint8_t> encoded);
+  uint64_t alignment() const;  // general.alignment if set (validated), else 32
+  // Hands the file's bytes to `sink` in order: the header in one piece, then
+  // each tensor's data straight from the caller's buffer, then its padding.
+  void emit(FunctionRef<void(const void*, size_t)> sink) const;
   std::vector<Entry> entries_;
   std::vector<Tensor> tensors_;
 };

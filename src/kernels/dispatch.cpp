@@ -1,6 +1,9 @@
 #include "kernels/dispatch.h"
 
 #include "core/error.h"
+#include "kernels/aipc_families.h"
+#include "kernels/i2s_matmul.h"
+#include "kernels/tl_matmul.h"
 #include "quant/weight_format.h"
 
 namespace lowbit {
@@ -21,6 +24,11 @@ const std::vector<KernelFamily>& kernel_families() {
   static const std::vector<KernelFamily> families = [] {
     std::vector<KernelFamily> f;
     f.push_back({"ref", "scalar reference of every format (src/quant)", reference_score, reference_make});
+    f.push_back({"i2s", "ternary 2-bit tiles, int8 VNNI dot, lossless (AVX2/AVX-512)", i2s_score, i2s_make});
+    for (const auto& tl : tl_kernel_families()) f.push_back(tl);
+    f.push_back(int2_kernel_family());
+    f.push_back(int1_kernel_family());
+    f.push_back(q8_0_kernel_family());
     return f;
   }();
   return families;

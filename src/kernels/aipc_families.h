@@ -1,0 +1,28 @@
+// The AI-PC up-convert-and-compute kernel families (docs/kernels.md):
+//   int2: 2-bit codes with any 4 int8 levels and an fp16 scale per group
+//         (Q2_0, TQ2_0, I2_S), VNNI4-interleaved, vpshufb up-convert
+//   int1: 1-bit +-1 weights with an fp16 scale per group (Q1_0)
+//   q8_0: Q8_0 row-interleaved, the int8 baseline of the paper's GEMV figures
+#pragma once
+
+#include <array>
+#include <memory>
+
+#include "core/cpu_features.h"
+#include "kernels/dispatch.h"
+#include "kernels/vnni4_layout.h"
+
+namespace lowbit {
+
+KernelFamily int2_kernel_family();
+KernelFamily int1_kernel_family();
+KernelFamily q8_0_kernel_family();
+
+// Generic 2-bit matrix: source gives each row's codes (0..3) and fp16 scales per
+// group; weight = levels[code] * scale. Throws Error when the levels span more
+// than the ISA can multiply exactly (255; 127 on plain AVX2) or the CPU has no AVX2.
+std::unique_ptr<Matmul> make_int2_matmul(int64_t rows, int64_t cols, int64_t group,
+                                         const std::array<int8_t, 4>& levels, Vnni4RowSource source,
+                                         const CpuFeatures& cpu, ThreadPool& pool, float tensor_scale = 1.0f);
+
+}  // namespace lowbit

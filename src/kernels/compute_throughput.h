@@ -1,0 +1,27 @@
+// The compute side of the AI-PC paper's roofline: how fast a core runs the
+// up-convert-and-compute sequence when memory is no limit (weights in L1), as
+// C = cycles per 256-bit output vector (8 rows x 4 k of int32), and the clock
+// that turns seconds into cycles. `lowbit roofline` combines these with the
+// measured read bandwidth: per core, min(bandwidth, B / C) bytes per cycle.
+#pragma once
+
+#include "kernels/vnni4_matmul.h"
+
+namespace lowbit {
+
+struct CpuClock {
+  double core_hz;  // from a chain of dependent adds (one per cycle): the clock kernels run at
+  double tsc_hz;   // rdtsc ticks over a timed interval (the invariant TSC; not the core clock under boost)
+};
+CpuClock measure_cpu_clock();
+
+struct ComputeThroughput {
+  double cycles_per_vector;  // C
+  double bytes_per_vector;   // B: layout bytes read per output vector, scales included
+};
+
+// Single-threaded, on the calling thread: `bits`' kernel at `isa` over an
+// L1-resident 16-row block, best of several timed runs.
+ComputeThroughput measure_compute_throughput(Vnni4Bits bits, Vnni4Isa isa, double core_hz);
+
+}  // namespace lowbit

@@ -1,0 +1,70 @@
+// The "i2s" kernel family: ternary weights in I2sTiles, dotted with int8
+// activations by vpdpbusd (or vpmaddubsw), lossless like bitnet.cpp's I2_S.
+#include "kernels/i2s_matmul.h"
+
+#include "core/error.h"
+#include "kernels/i2s_tile_dots.h"
+#include "kernels/i2s_tiles.h"
+#include "kernels/ternary_matmul.h"
+#include "kernels/ternary_weights.h"
+
+namespace lowbit {
+
+namespace {
+
+struct I2sIsa {
+  const char* name;
+  I2sTileDots dots;
+};
+
+I2sIsa pick_isa(const CpuFeatures& cpu) {
+  if (cpu.has_avx512_level())
+    return cpu.avx512vnni ? I2sIsa{"avx512-vnni", i2s_tile_dots_avx512(true)}
+                          : I2sIsa{"avx512", i2s_tile_dots_avx512(false)};
+  return cpu.avx_vnni ? I2sIsa{"avx2-vnni", i2s_tile_dots_avx2(true)} : I2sIsa{"avx2", i2s_tile_dots_avx2(false)};
+}
+
+class I2sMatmul final : public TernaryMatmul {
+ public:
+  I2sMatmul(const WeightView& w, const TernaryScale& s, const CpuFeatures& cpu, ThreadPool& pool)
+      : TernaryMatmul(w, std::string("i2s/") + pick_isa(cpu).name, s.scale, I2sTiles::kRows, kI2sMaxTokens),
+        dots_(pick_isa(cpu).dots),
+        tiles_(w.rows, w.cols) {
+    for_each_ternary_row(w, s, pool, I2sTiles::kRows, [&](int64_t r, const int8_t* t) { tiles_.set_row(r, t); });
+  }
+
+  int64_t weight_bytes() const override { return tiles_.bytes(); }
+
+ protected:
+  void tile_dots(int64_t tile, const ActivationBatch& in, int64_t t0, int tokens, int32_t* dots) const override {
+    dots_(tiles_.tile(tile), tiles_.groups, in.q() + t0 * in.k_padded(), in.k_padded(), tokens, dots);
+    // Codes are t + 1: sum_k (t + 1) q = sum_k t q + sum_k q.
+    for (int t = 0; t < tokens; ++t)
+      for (int r = 0; r < I2sTiles::kRows; ++r) dots[t * I2sTiles::kRows + r] -= in.sum()[t0 + t];
+  }
+
+ private:
+  I2sTileDots dots_;
+  I2sTiles tiles_;
+};
+
+}  // namespace
+
+int i2s_score(const WeightView& w, const CpuFeatures& cpu) {
+  if (!cpu.has_avx2_level()) return 0;
+  if (w.type != GgmlType::I2_S && w.type != GgmlType::TQ1_0 && w.type != GgmlType::TQ2_0 && w.type != GgmlType::F16)
+    return 0;
+  if (!ternary_scale(w)) return 0;
+  if (w.type == GgmlType::F16) return -1;  // F16 models are computed in float unless forced
+  return cpu.has_avx512_level() ? 30 : 20;
+}
+
+std::unique_ptr<Matmul> i2s_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
+  const auto s = ternary_scale(w);
+  if (!s || !cpu.has_avx2_level())
+    fail("tensor ", w.name, ": kernel i2s cannot multiply ", ggml_type_name(w.type), " ", w.rows, " x ", w.cols,
+         " on this CPU (needs ternary weights with one scale, and AVX2)");
+  return std::make_unique<I2sMatmul>(w, *s, cpu, pool);
+}
+
+}  // namespace lowbit

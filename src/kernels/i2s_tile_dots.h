@@ -1,0 +1,24 @@
+// The inner loops of the I2_S kernel (ISA code in x86_avx2/ and x86_avx512/),
+// called only after run-time CPU detection.
+#pragma once
+
+#include <cstdint>
+
+namespace lowbit {
+
+// Up to kI2sMaxTokens tokens per call: each weight line is decoded once and
+// dotted with every token's activations from registers.
+inline constexpr int kI2sMaxTokens = 8;
+
+// For one tile of I2sTiles (16 rows, `groups` 64-byte lines) and `tokens` tokens:
+//   out[t][r] = sum_k code(r, k) * q[t * q_stride + k]   (codes unsigned, 0..2)
+// int32, exact; the caller subtracts sum(q) to get sum_k t_rk * q_k.
+// q rows must be readable for 16 * groups bytes.
+using I2sTileDots = void (*)(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_stride, int tokens,
+                             int32_t* out /* [tokens][16] */);
+
+// vnni: vpdpbusd (AVX512-VNNI / AVX-VNNI); otherwise vpmaddubsw + vpmaddwd.
+I2sTileDots i2s_tile_dots_avx512(bool vnni);
+I2sTileDots i2s_tile_dots_avx2(bool vnni);
+
+}  // namespace lowbit

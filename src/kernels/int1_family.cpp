@@ -1,0 +1,44 @@
+// "int1": +-1 weights with a scale per group (Q1_0), bits expanded to bytes
+// and multiplied with int8 VNNI (the AI-PC paper's 1-bit kernel).
+#include "core/error.h"
+#include "kernels/aipc_families.h"
+#include "kernels/vnni4_matmul.h"
+#include "quant/block_rows.h"
+#include "quant/q1_0.h"
+
+namespace lowbit {
+
+namespace {
+
+int int1_score(const WeightView& w, const CpuFeatures& cpu) {
+  return w.type == GgmlType::Q1_0 && vnni4_isa(cpu) != Vnni4Isa::None ? 20 : 0;
+}
+
+std::unique_ptr<Matmul> int1_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
+  const Vnni4Isa isa = vnni4_isa(cpu);
+  if (w.type != GgmlType::Q1_0 || isa == Vnni4Isa::None)
+    fail("tensor ", w.name, ": the int1 kernel needs Q1_0 weights and AVX2 (type ", ggml_type_name(w.type),
+         ", cpu: ", cpu.describe(), ")");
+  const int64_t row_bytes = ggml_row_bytes(w.type, w.cols);
+  Vnni4Layout layout = pack_vnni4(
+      Vnni4Bits::One, w.rows, w.cols, kQ1_0BlockSize,
+      [&](int64_t r, uint8_t* bits, uint16_t* scales) {
+        for (int64_t g = 0; g < w.cols / kQ1_0BlockSize; ++g) {
+          const auto b = load_block<BlockQ1_0>(w.data + r * row_bytes, g);
+          scales[g] = b.d;
+          for (int64_t j = 0; j < kQ1_0BlockSize; ++j) bits[g * kQ1_0BlockSize + j] = static_cast<uint8_t>(q1_0_bit(b, j));
+        }
+      },
+      pool);
+  // weight = 2 * bit - 1: I = 2 D - S.
+  return make_vnni4_matmul(std::move(layout), {cat("int1/", vnni4_isa_name(isa)), vnni4_kernel(Vnni4Bits::One, isa), -1});
+}
+
+}  // namespace
+
+KernelFamily int1_kernel_family() {
+  return {"int1", "1-bit +-1 weights (Q1_0), bit expand + int8 VNNI (AI-PC paper; AVX2/AVX-512)", int1_score,
+          int1_make};
+}
+
+}  // namespace lowbit

@@ -1,0 +1,106 @@
+// "int2": 2-bit codes with any 4 levels, up-converted with vpshufb (the AI-PC
+// paper's VNNI4-interleaved kernel). Reads Q2_0 (its own family of files),
+// and the ternary TQ2_0 / I2_S (which the i2s family serves better by default).
+#include <algorithm>
+#include <climits>
+#include <vector>
+
+#include "core/error.h"
+#include "kernels/aipc_families.h"
+#include "kernels/vnni4_matmul.h"
+#include "quant/block_rows.h"
+#include "quant/i2s.h"
+#include "quant/q2_0.h"
+#include "quant/tq2_0.h"
+
+namespace lowbit {
+
+namespace {
+
+// Q2_0, TQ2_0 and I2_S all mean value = code - 1.
+constexpr std::array<int8_t, 4> kCodeMinusOne = {-1, 0, 1, 2};
+constexpr uint16_t kFp16One = 0x3c00;
+
+int int2_score(const WeightView& w, const CpuFeatures& cpu) {
+  if (vnni4_isa(cpu) == Vnni4Isa::None) return 0;
+  switch (w.type) {
+    case GgmlType::Q2_0: return 20;
+    case GgmlType::TQ2_0:
+    case GgmlType::I2_S: return 5;
+    default: return 0;
+  }
+}
+
+std::unique_ptr<Matmul> int2_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
+  const int64_t row_bytes = ggml_row_bytes(w.type, w.cols);
+  switch (w.type) {
+    case GgmlType::Q2_0:
+      return make_int2_matmul(
+          w.rows, w.cols, kQ2_0BlockSize, kCodeMinusOne,
+          [&](int64_t r, uint8_t* codes, uint16_t* scales) {
+            for (int64_t g = 0; g < w.cols / kQ2_0BlockSize; ++g) {
+              const auto b = load_block<BlockQ2_0>(w.data + r * row_bytes, g);
+              scales[g] = b.d;
+              for (int64_t j = 0; j < kQ2_0BlockSize; ++j)
+                codes[g * kQ2_0BlockSize + j] = static_cast<uint8_t>(q2_0_code(b, j));
+            }
+          },
+          cpu, pool);
+    case GgmlType::TQ2_0:
+      return make_int2_matmul(
+          w.rows, w.cols, kTQ2_0BlockSize, kCodeMinusOne,
+          [&](int64_t r, uint8_t* codes, uint16_t* scales) {
+            int8_t v[kTQ2_0BlockSize];
+            for (int64_t g = 0; g < w.cols / kTQ2_0BlockSize; ++g) {
+              const auto b = load_block<BlockTQ2_0>(w.data + r * row_bytes, g);
+              unpack_tq2_0_block(b, v);
+              scales[g] = b.d;
+              for (int64_t j = 0; j < kTQ2_0BlockSize; ++j)
+                codes[g * kTQ2_0BlockSize + j] = static_cast<uint8_t>(v[j] + 1);
+            }
+          },
+          cpu, pool);
+    case GgmlType::I2_S:
+      // One group per row with d = 1: the reference's float(integer dot) * (scale / s).
+      return make_int2_matmul(
+          w.rows, w.cols, w.cols, kCodeMinusOne,
+          [&](int64_t r, uint8_t* codes, uint16_t* scales) {
+            std::vector<int8_t> t(static_cast<size_t>(w.cols));
+            unpack_i2s(w.data + r * row_bytes, w.cols, t.data());
+            for (int64_t k = 0; k < w.cols; ++k) codes[k] = static_cast<uint8_t>(t[k] + 1);
+            scales[0] = kFp16One;
+          },
+          cpu, pool, i2s_tensor_scale(w.data, w.rows * w.cols));
+    default:
+      fail("tensor ", w.name, ": the int2 kernel does not read type ", ggml_type_name(w.type));
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Matmul> make_int2_matmul(int64_t rows, int64_t cols, int64_t group,
+                                         const std::array<int8_t, 4>& levels, Vnni4RowSource source,
+                                         const CpuFeatures& cpu, ThreadPool& pool, float tensor_scale) {
+  const Vnni4Isa isa = vnni4_isa(cpu);
+  if (isa == Vnni4Isa::None) fail("the int2 kernel needs AVX2 (cpu: ", cpu.describe(), ")");
+  const int lowest = *std::min_element(levels.begin(), levels.end());
+  const int span = *std::max_element(levels.begin(), levels.end()) - lowest;
+  if (isa == Vnni4Isa::Avx2 && span > 127)
+    fail("int2 levels span ", span, " > 127: vpmaddubsw (plain AVX2) would saturate");
+  if (static_cast<int64_t>(group) * span * 128 > INT32_MAX)
+    fail("int2 groups of ", group, " k with levels spanning ", span, " overflow the int32 accumulators");
+  Vnni4Spec spec{cat("int2/", vnni4_isa_name(isa)), vnni4_kernel(Vnni4Bits::Two, isa), lowest, {}, tensor_scale};
+  // vpshufb tables indexed by a nibble: bits 0-1 (first 16 bytes), bits 2-3 (next 16).
+  for (int n = 0; n < 16; ++n) {
+    spec.lut[n] = static_cast<uint8_t>(levels[n & 3] - lowest);
+    spec.lut[16 + n] = static_cast<uint8_t>(levels[n >> 2] - lowest);
+  }
+  return make_vnni4_matmul(pack_vnni4(Vnni4Bits::Two, rows, cols, group, source, pool), std::move(spec));
+}
+
+KernelFamily int2_kernel_family() {
+  return {"int2", "2-bit codes, any 4 levels, vpshufb up-convert + int8 VNNI (AI-PC paper; AVX2/AVX-512)",
+          int2_score, int2_make};
+}
+
+}  // namespace lowbit

@@ -1,0 +1,44 @@
+// "q8_0": Q8_0 weights row-interleaved 16 at a time, stored as w + 128 so that
+// vpdpbusd (unsigned x signed) multiplies them exactly; I = D - 128 S. The int8
+// baseline of the AI-PC paper's GEMV figures and a fast path for Q8_0 heads.
+#include "core/error.h"
+#include "kernels/aipc_families.h"
+#include "kernels/vnni4_matmul.h"
+#include "quant/block_rows.h"
+#include "quant/q8_0.h"
+
+namespace lowbit {
+
+namespace {
+
+int q8_0_score(const WeightView& w, const CpuFeatures& cpu) {
+  return w.type == GgmlType::Q8_0 && vnni4_kernel(Vnni4Bits::Eight, vnni4_isa(cpu)) != nullptr ? 20 : 0;
+}
+
+std::unique_ptr<Matmul> q8_0_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
+  const Vnni4Isa isa = vnni4_isa(cpu);
+  if (w.type != GgmlType::Q8_0 || vnni4_kernel(Vnni4Bits::Eight, isa) == nullptr)
+    fail("tensor ", w.name, ": the q8_0 kernel needs Q8_0 weights and AVX-VNNI or AVX-512 VNNI (type ",
+         ggml_type_name(w.type), ", cpu: ", cpu.describe(), ")");
+  const int64_t row_bytes = ggml_row_bytes(w.type, w.cols);
+  Vnni4Layout layout = pack_vnni4(
+      Vnni4Bits::Eight, w.rows, w.cols, kQ8_0BlockSize,
+      [&](int64_t r, uint8_t* u, uint16_t* scales) {
+        for (int64_t g = 0; g < w.cols / kQ8_0BlockSize; ++g) {
+          const auto b = load_block<BlockQ8_0>(w.data + r * row_bytes, g);
+          scales[g] = b.d;
+          for (int64_t j = 0; j < kQ8_0BlockSize; ++j)
+            u[g * kQ8_0BlockSize + j] = static_cast<uint8_t>(static_cast<uint8_t>(b.qs[j]) ^ 0x80);
+        }
+      },
+      pool);
+  return make_vnni4_matmul(std::move(layout), {cat("q8_0/", vnni4_isa_name(isa)), vnni4_kernel(Vnni4Bits::Eight, isa), -128});
+}
+
+}  // namespace
+
+KernelFamily q8_0_kernel_family() {
+  return {"q8_0", "Q8_0 16-row interleave, int8 VNNI (AVX-VNNI/AVX-512)", q8_0_score, q8_0_make};
+}
+
+}  // namespace lowbit

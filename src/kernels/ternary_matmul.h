@@ -1,0 +1,46 @@
+// What every ternary kernel (i2s, tl1_*, tl2_*) shares: int8 activations,
+// rows in tiles split over the pool, tokens in blocks so a tile's weights are
+// read from memory once per block, and the same float rescale as the "ref"
+// kernel (reference_matmul.cpp): y = float(dot) * (scale / act_scale), which
+// makes an exact integer dot give bitwise the ref's y.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "kernels/matmul.h"
+
+namespace lowbit {
+
+class TernaryMatmul : public Matmul {
+ public:
+  std::string kernel_name() const override { return name_; }
+  bool uses_int8_activations() const override { return true; }
+  void forward(const ActivationBatch& in, float* y, ThreadPool& pool) const override;
+
+  // Upper bound of tile_rows * max_tokens: the dots of one call live on the stack.
+  static constexpr int kMaxDotsPerCall = 1024;
+
+ protected:
+  // tile_rows: rows per tile; max_tokens: tokens per tile_dots call.
+  TernaryMatmul(const WeightView& w, std::string name, float scale, int tile_rows, int max_tokens);
+
+  // Called once per forward, before any tile_dots: per-call activation
+  // preprocessing (lookup tables), on the pool.
+  virtual void prepare(const ActivationBatch& in, ThreadPool& pool) const {}
+  // dots[t][r] = sum_k t(row tile*tile_rows + r, k) * q[t0 + t][k] for t < tokens, r < tile_rows.
+  virtual void tile_dots(int64_t tile, const ActivationBatch& in, int64_t t0, int tokens, int32_t* dots) const = 0;
+  // What one unit of a dot is worth for `token`: 1 for exact kernels (so y is
+  // bitwise the ref's), the table step for kernels with quantized tables.
+  virtual float dot_unit(int64_t token) const { return 1.0f; }
+
+  std::string tensor_name_;
+
+ private:
+  std::string name_;
+  float scale_;
+  int tile_rows_, max_tokens_;
+  int64_t tiles_;
+};
+
+}  // namespace lowbit

@@ -1,0 +1,90 @@
+#include "kernels/ternary_weights.h"
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "core/error.h"
+#include "core/half.h"
+#include "quant/weight_format.h"
+
+namespace lowbit {
+
+namespace {
+
+// TQ1_0 and TQ2_0 blocks both end with their fp16 scale d.
+std::optional<TernaryScale> shared_block_scale(const WeightView& w) {
+  const GgmlTypeInfo& info = ggml_type_info(w.type);
+  if (w.cols % info.block_size != 0) return std::nullopt;
+  const int64_t blocks = w.rows * w.cols / info.block_size;
+  float d = 0;
+  for (int64_t b = 0; b < blocks; ++b) {
+    uint16_t h;
+    std::memcpy(&h, w.data + b * info.block_bytes + info.block_bytes - 2, 2);
+    const float db = fp16_to_float(h);
+    if (db == 0) continue;  // an all-zero block: its d multiplies nothing
+    if (d == 0) d = db;
+    if (db != d || !std::isfinite(db)) return std::nullopt;
+  }
+  return TernaryScale{d, d};
+}
+
+std::optional<TernaryScale> f16_scale(const WeightView& w) {
+  const auto* h = reinterpret_cast<const uint16_t*>(w.data);
+  const int64_t n = w.rows * w.cols;
+  uint16_t unit = 0;  // |s| as fp16 bits
+  for (int64_t i = 0; i < n; ++i) {
+    const uint16_t a = h[i] & 0x7fff;
+    if (a == 0) continue;
+    if (unit == 0) unit = a;
+    if (a != unit || a >= 0x7c00) return std::nullopt;
+  }
+  const float s = fp16_to_float(unit);
+  return TernaryScale{s, s};
+}
+
+}  // namespace
+
+std::optional<TernaryScale> ternary_scale(const WeightView& w) {
+  if (w.rows <= 0 || w.cols <= 0 || w.data == nullptr) return std::nullopt;
+  switch (w.type) {
+    case GgmlType::I2_S:
+      if (w.cols % 128 != 0) return std::nullopt;
+      return TernaryScale{1.0f, tensor_scale(w.type, w.data, w.rows * w.cols)};
+    case GgmlType::TQ1_0:
+    case GgmlType::TQ2_0:
+      return shared_block_scale(w);
+    case GgmlType::F16:
+      return f16_scale(w);
+    default:
+      return std::nullopt;
+  }
+}
+
+void for_each_ternary_row(const WeightView& w, const TernaryScale& s, ThreadPool& pool, int64_t row_group,
+                          FunctionRef<void(int64_t, const int8_t*)> emit) {
+  const WeightFormat& format = weight_format(w.type);
+  pool.parallel_for(w.rows, row_group, [&](int64_t begin, int64_t end, int) {
+    std::vector<float> values(static_cast<size_t>(w.cols));  // [K]
+    std::vector<int8_t> t(static_cast<size_t>(w.cols));      // [K]
+    for (int64_t r = begin; r < end; ++r) {
+      format.dequantize_row(w.data + row_offset(w.type, w.cols, r), values.data(), w.cols);
+      for (int64_t k = 0; k < w.cols; ++k) {
+        const float v = values[k];
+        if (v == 0) {
+          t[k] = 0;
+        } else if (v == s.unit) {
+          t[k] = 1;
+        } else if (v == -s.unit) {
+          t[k] = -1;
+        } else {
+          fail("tensor ", w.name, " (", ggml_type_name(w.type), "): weight [", r, "][", k, "] = ", v,
+               " is not ternary (0 or +-", s.unit, ")");
+        }
+      }
+      emit(r, t.data());
+    }
+  });
+}
+
+}  // namespace lowbit

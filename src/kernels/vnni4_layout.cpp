@@ -1,0 +1,64 @@
+#include "kernels/vnni4_layout.h"
+
+#include <cstring>
+#include <vector>
+
+#include "core/error.h"
+
+namespace lowbit {
+
+namespace {
+
+// Writes row r's values for one step into the step's bytes (see the header).
+void place_step(Vnni4Bits bits, const uint8_t* values, int64_t r, uint8_t* step) {
+  switch (bits) {
+    case Vnni4Bits::Eight:
+      for (int j = 0; j < 4; ++j) step[4 * r + j] = values[j];
+      break;
+    case Vnni4Bits::Two:
+      for (int j = 0; j < 4; ++j) {
+        uint8_t b = 0;
+        for (int v = 0; v < 4; ++v) b |= static_cast<uint8_t>((values[4 * v + j] & 3) << (2 * v));
+        step[4 * r + j] = b;
+      }
+      break;
+    case Vnni4Bits::One:
+      for (int j = 0; j < 4; ++j)
+        step[(4 * r + j) / 8] |= static_cast<uint8_t>((values[j] & 1) << ((4 * r + j) % 8));
+      break;
+  }
+}
+
+}  // namespace
+
+Vnni4Layout pack_vnni4(Vnni4Bits bits, int64_t rows, int64_t cols, int64_t group, Vnni4RowSource source,
+                       ThreadPool& pool) {
+  Vnni4Layout l;
+  l.bits = bits;
+  l.rows = rows;
+  l.cols = cols;
+  l.group = group;
+  if (rows <= 0 || cols <= 0 || group <= 0 || cols % group != 0 || group % 16 != 0)
+    fail("vnni4 layout: ", rows, " x ", cols, " with groups of ", group,
+         " k does not fit (K must be a multiple of the group, the group of 16)");
+  l.data = AlignedBuffer<uint8_t>(static_cast<size_t>(l.row_blocks() * l.block_stride()));
+  uint8_t* base = l.data.data();
+  const int64_t steps = cols / l.k_per_step();
+  pool.parallel_for(l.row_blocks(), 1, [&](int64_t begin, int64_t end, int) {
+    std::vector<uint8_t> values(static_cast<size_t>(cols));  // [K]
+    std::vector<uint16_t> scales(static_cast<size_t>(l.groups()));
+    for (int64_t rb = begin; rb < end; ++rb) {
+      uint8_t* codes = base + rb * l.block_stride();
+      uint16_t* block_scales = reinterpret_cast<uint16_t*>(codes + l.code_bytes());  // [groups][16]
+      for (int64_t r = 0; r < kVnni4Rows && rb * kVnni4Rows + r < rows; ++r) {
+        source(rb * kVnni4Rows + r, values.data(), scales.data());
+        for (int64_t s = 0; s < steps; ++s)
+          place_step(bits, values.data() + s * l.k_per_step(), r, codes + s * l.step_bytes());
+        for (int64_t g = 0; g < l.groups(); ++g) block_scales[g * kVnni4Rows + r] = scales[g];
+      }
+    }
+  });
+  return l;
+}
+
+}  // namespace lowbit

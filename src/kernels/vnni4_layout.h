@@ -1,0 +1,82 @@
+// The row-block layouts of the up-convert-and-compute kernels ("Pushing the
+// Envelope of LLM Inference on AI-PC"): 16 output rows side by side, so one
+// 512-bit register (or two 256-bit ones) holds one int32 accumulator per row,
+// and each row's 32-bit lane receives 4 consecutive k (the VNNI4 order that
+// vpdpbusd multiplies against 4 broadcast activations).
+//
+// Every kernel here computes, per row and per scale group g of `group` k:
+//   D_g = sum_k u[k] * x[k]        u = the weight's unsigned operand (0..255)
+//   I_g = dot_factor * D_g + xsum_factor * S_g,  S_g = sum of x over the group
+//   acc = acc + d_g * float(I_g)   (fp16 d_g, groups in order)
+//   y   = acc * inv                (inv = tensor scale / activation scale)
+// which is the format's reference dot_i8 exactly: the weights' signed values
+// are written as dot_factor * u + xsum_factor (int2: u = level - lowest level;
+// int1: 2 * bit - 1; q8_0: (w + 128) - 128), so the unsigned-times-signed
+// int8 dot products of VNNI need no signed weight operand.
+//
+// Memory of one matrix: row blocks one after another, each
+//   codes:  [groups][steps per group][step bytes]   (64-byte aligned)
+//   scales: [groups][16] fp16, padded to 64 bytes
+// Step encodings (r = row in block 0..15, j = 0..3, k0 = first k of the step):
+//   8-bit (q8_0): 64 bytes, 4 k;  byte 4r+j = u(r, k0+j)
+//   2-bit (int2): 64 bytes, 16 k; byte 4r+j bits 2v..2v+1 = code(r, k0+4v+j), v = 0..3
+//   1-bit (int1):  8 bytes, 4 k;  bit 4r+j of the little-endian uint64 = bit(r, k0+j)
+// Rows past N are zero codes with zero scales.
+#pragma once
+
+#include <cstdint>
+
+#include "core/aligned_buffer.h"
+#include "core/function_ref.h"
+#include "core/thread_pool.h"
+
+namespace lowbit {
+
+constexpr int64_t kVnni4Rows = 16;
+
+enum class Vnni4Bits { One = 1, Two = 2, Eight = 8 };
+
+struct Vnni4Layout {
+  Vnni4Bits bits = Vnni4Bits::Two;
+  int64_t rows = 0;   // N
+  int64_t cols = 0;   // K, a multiple of group
+  int64_t group = 0;  // k per scale, a multiple of 16
+  AlignedBuffer<uint8_t> data;
+
+  int64_t k_per_step() const { return bits == Vnni4Bits::Two ? 16 : 4; }
+  int64_t step_bytes() const { return bits == Vnni4Bits::One ? 8 : 64; }
+  int64_t groups() const { return cols / group; }
+  int64_t row_blocks() const { return (rows + kVnni4Rows - 1) / kVnni4Rows; }
+  int64_t code_bytes() const { return cols / k_per_step() * step_bytes(); }  // per row block
+  int64_t scale_bytes() const { return (groups() * kVnni4Rows * 2 + 63) / 64 * 64; }
+  int64_t block_stride() const { return code_bytes() + scale_bytes(); }
+  const uint8_t* codes(int64_t rb) const { return data.data() + rb * block_stride(); }
+  const uint16_t* scales(int64_t rb) const {
+    return reinterpret_cast<const uint16_t*>(codes(rb) + code_bytes());
+  }
+};
+
+// Fills one row: values[K] (int2: codes 0..3; int1: bits 0/1; q8_0: u 0..255)
+// and scales[groups] (fp16 bits).
+using Vnni4RowSource = FunctionRef<void(int64_t row, uint8_t* values, uint16_t* scales)>;
+
+// Builds the layout from rows given by `source`, on the pool. Throws Error when
+// K is not a multiple of group or group not a multiple of 16.
+Vnni4Layout pack_vnni4(Vnni4Bits bits, int64_t rows, int64_t cols, int64_t group, Vnni4RowSource source,
+                       ThreadPool& pool);
+
+// The inputs of one row block's GEMV for one token (the ISA kernels' argument).
+struct Vnni4Task {
+  const uint8_t* codes;   // the row block's codes
+  const uint16_t* scales;  // [groups][16] fp16
+  int64_t groups;
+  int64_t steps_per_group;
+  const int8_t* x;        // [K] the token's int8 activations
+  const int32_t* xsum;    // [groups] S_g
+  int32_t xsum_factor;
+  const uint8_t* lut;     // int2 only: [32] u of the low nibble's bits 0-1 (16 bytes), then of bits 2-3
+  float inv;
+  float* out;             // [16] y of the block's rows
+};
+
+}  // namespace lowbit

@@ -1,0 +1,49 @@
+// The Matmul of the up-convert-and-compute families (int2, int1, q8_0): one
+// Vnni4Layout plus the ISA kernel that multiplies a row block by one token.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+
+#include "core/cpu_features.h"
+#include "kernels/matmul.h"
+#include "kernels/vnni4_layout.h"
+
+namespace lowbit {
+
+using Vnni4Kernel = void (*)(const Vnni4Task&);
+
+struct Vnni4Spec {
+  std::string name;         // "int2/avx512"
+  Vnni4Kernel kernel;
+  int32_t xsum_factor;      // see vnni4_layout.h
+  std::array<uint8_t, 32> lut{};  // int2's nibble tables
+  float tensor_scale = 1.0f;      // the reference's per-tensor factor (I2_S)
+};
+
+std::unique_ptr<Matmul> make_vnni4_matmul(Vnni4Layout layout, Vnni4Spec spec);
+
+}  // namespace lowbit
+
+namespace lowbit {
+
+// The ISA level a family runs at on a CPU (best first).
+enum class Vnni4Isa { None, Avx2, AvxVnni, Avx512Vnni };
+Vnni4Isa vnni4_isa(const CpuFeatures& cpu);
+const char* vnni4_isa_name(Vnni4Isa isa);  // "avx512-vnni", "avx-vnni", "avx2"
+// The kernel for a layout at an ISA level; nullptr where there is none (q8_0
+// on plain AVX2: u = w + 128 overflows vpmaddubsw's int16 pairs).
+Vnni4Kernel vnni4_kernel(Vnni4Bits bits, Vnni4Isa isa);
+
+// The ISA kernels (x86_avx512/vnni4_gemv_avx512.cpp, x86_avx2/vnni4_gemv_avx2.cpp).
+void int2_gemv_avx512(const Vnni4Task& t);
+void int2_gemv_avx_vnni(const Vnni4Task& t);
+void int2_gemv_avx2(const Vnni4Task& t);
+void int1_gemv_avx512(const Vnni4Task& t);
+void int1_gemv_avx_vnni(const Vnni4Task& t);
+void int1_gemv_avx2(const Vnni4Task& t);
+void q8_0_gemv_avx512(const Vnni4Task& t);
+void q8_0_gemv_avx_vnni(const Vnni4Task& t);
+
+}  // namespace lowbit

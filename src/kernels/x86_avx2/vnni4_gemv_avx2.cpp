@@ -1,0 +1,160 @@
+// The up-convert-and-compute GEMV kernels on AVX2: one row block of 16 rows as
+// two ymm halves (rows 0-7, rows 8-15) sharing each broadcast activation.
+// kVnni: vpdpbusd (AVX-VNNI); otherwise vpmaddubsw + vpmaddwd, exact while
+// u0*x0 + u1*x1 fits int16, i.e. u <= 127 (make() checks it). Layout: vnni4_layout.h.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "kernels/vnni4_layout.h"
+
+namespace lowbit {
+
+namespace {
+
+inline __m256i broadcast4(const int8_t* x) {
+  int32_t v;
+  std::memcpy(&v, x, 4);
+  return _mm256_set1_epi32(v);
+}
+
+template <bool kVnni>
+inline __m256i dot_u8s8(__m256i acc, __m256i u, __m256i x) {
+  if constexpr (kVnni) {
+    return _mm256_dpbusd_avx_epi32(acc, u, x);
+  } else {
+    const __m256i pairs = _mm256_maddubs_epi16(u, x);
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+  }
+}
+
+// Sum of four accumulators, for rows half*8 .. half*8+7.
+inline __m256i sum4(const __m256i* a) {
+  return _mm256_add_epi32(_mm256_add_epi32(a[0], a[1]), _mm256_add_epi32(a[2], a[3]));
+}
+
+// d * I rounded to float on its own, as the reference does: g++ fuses a
+// multiply and an add into an FMA by default (-ffp-contract=fast in C++),
+// which would round once and differ from the reference in the last bit.
+inline __m256 rounded_product(__m256 a, __m256 b) {
+  __m256 p = _mm256_mul_ps(a, b);
+  __asm__("" : "+x"(p));
+  return p;
+}
+
+// acc + d_g * float(dot_factor * D_g + xsum_factor * S_g) for one half.
+inline __m256 add_group(__m256 acc, __m256i d_sum, int shift, const Vnni4Task& t, int64_t g, int half) {
+  const __m256i isum =
+      _mm256_add_epi32(_mm256_slli_epi32(d_sum, shift), _mm256_set1_epi32(t.xsum_factor * t.xsum[g]));
+  const __m256 d =
+      _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(t.scales + g * kVnni4Rows + 8 * half)));
+  return _mm256_add_ps(acc, rounded_product(d, _mm256_cvtepi32_ps(isum)));
+}
+
+inline void store_out(const Vnni4Task& t, const __m256* acc) {
+  const __m256 inv = _mm256_set1_ps(t.inv);
+  _mm256_store_ps(t.out, _mm256_mul_ps(acc[0], inv));
+  _mm256_store_ps(t.out + 8, _mm256_mul_ps(acc[1], inv));
+}
+
+// The paper's 2-bit sequence on 32 bytes (8 rows x 16 k): 1 shift, 2 and,
+// 4 vpshufb, 4 dot products into a[0..3].
+template <bool kVnni>
+inline void int2_step(const uint8_t* c, const __m256i* xb, __m256i lut01, __m256i lut23, __m256i* a) {
+  const __m256i nibble = _mm256_set1_epi8(0x0f);
+  const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(c));
+  const __m256i lo = _mm256_and_si256(w, nibble);
+  const __m256i hi = _mm256_and_si256(_mm256_srli_epi32(w, 4), nibble);
+  a[0] = dot_u8s8<kVnni>(a[0], _mm256_shuffle_epi8(lut01, lo), xb[0]);
+  a[1] = dot_u8s8<kVnni>(a[1], _mm256_shuffle_epi8(lut23, lo), xb[1]);
+  a[2] = dot_u8s8<kVnni>(a[2], _mm256_shuffle_epi8(lut01, hi), xb[2]);
+  a[3] = dot_u8s8<kVnni>(a[3], _mm256_shuffle_epi8(lut23, hi), xb[3]);
+}
+
+template <bool kVnni>
+void int2_gemv(const Vnni4Task& t) {
+  const __m256i lut01 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.lut)));
+  const __m256i lut23 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.lut + 16)));
+  const uint8_t* c = t.codes;
+  const int8_t* x = t.x;
+  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+  for (int64_t g = 0; g < t.groups; ++g) {
+    __m256i a[2][4];
+    for (auto& h : a)
+      for (auto& v : h) v = _mm256_setzero_si256();
+    for (int64_t s = 0; s < t.steps_per_group; ++s, c += 64, x += 16) {
+      const __m256i xb[4] = {broadcast4(x), broadcast4(x + 4), broadcast4(x + 8), broadcast4(x + 12)};
+      int2_step<kVnni>(c, xb, lut01, lut23, a[0]);
+      int2_step<kVnni>(c + 32, xb, lut01, lut23, a[1]);
+    }
+    for (int h = 0; h < 2; ++h) acc[h] = add_group(acc[h], sum4(a[h]), 0, t, g, h);
+  }
+  store_out(t, acc);
+}
+
+// The paper's 1-bit sequence for 8 rows x 4 k (32 bits): broadcast, in-lane
+// shuffle so byte b holds the byte with bit b, and with bit b's mask, then
+// min(., 1) gives u = bit (the paper's compare + blend, one instruction shorter
+// because u is 0/1 and I = 2D - S restores +-1).
+inline __m256i expand_bits(uint32_t bits) {
+  const __m256i select = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3,
+                                          3, 3, 3, 3, 3, 3);
+  const __m256i mask = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
+  const __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int32_t>(bits)), select);
+  return _mm256_min_epu8(_mm256_and_si256(v, mask), _mm256_set1_epi8(1));
+}
+
+template <bool kVnni>
+void int1_gemv(const Vnni4Task& t) {
+  const uint8_t* c = t.codes;
+  const int8_t* x = t.x;
+  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+  for (int64_t g = 0; g < t.groups; ++g) {
+    __m256i a[2][4];
+    for (auto& h : a)
+      for (auto& v : h) v = _mm256_setzero_si256();
+    for (int64_t s = 0; s < t.steps_per_group; s += 4, c += 32, x += 16) {
+      for (int i = 0; i < 4; ++i) {
+        uint32_t bits[2];
+        std::memcpy(bits, c + 8 * i, 8);
+        const __m256i xb = broadcast4(x + 4 * i);
+        a[0][i] = dot_u8s8<kVnni>(a[0][i], expand_bits(bits[0]), xb);
+        a[1][i] = dot_u8s8<kVnni>(a[1][i], expand_bits(bits[1]), xb);
+      }
+    }
+    for (int h = 0; h < 2; ++h) acc[h] = add_group(acc[h], sum4(a[h]), 1, t, g, h);
+  }
+  store_out(t, acc);
+}
+
+// u = w + 128 spans 0..255, beyond vpmaddubsw's exact range: VNNI only.
+void q8_0_gemv(const Vnni4Task& t) {
+  const uint8_t* c = t.codes;
+  const int8_t* x = t.x;
+  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+  for (int64_t g = 0; g < t.groups; ++g) {
+    __m256i a[2][4];
+    for (auto& h : a)
+      for (auto& v : h) v = _mm256_setzero_si256();
+    for (int64_t s = 0; s < t.steps_per_group; s += 4, c += 256, x += 16) {
+      for (int i = 0; i < 4; ++i) {
+        const __m256i xb = broadcast4(x + 4 * i);
+        for (int h = 0; h < 2; ++h)
+          a[h][i] = _mm256_dpbusd_avx_epi32(
+              a[h][i], _mm256_load_si256(reinterpret_cast<const __m256i*>(c + 64 * i + 32 * h)), xb);
+      }
+    }
+    for (int h = 0; h < 2; ++h) acc[h] = add_group(acc[h], sum4(a[h]), 0, t, g, h);
+  }
+  store_out(t, acc);
+}
+
+}  // namespace
+
+void int2_gemv_avx2(const Vnni4Task& t) { int2_gemv<false>(t); }
+void int2_gemv_avx_vnni(const Vnni4Task& t) { int2_gemv<true>(t); }
+void int1_gemv_avx2(const Vnni4Task& t) { int1_gemv<false>(t); }
+void int1_gemv_avx_vnni(const Vnni4Task& t) { int1_gemv<true>(t); }
+void q8_0_gemv_avx_vnni(const Vnni4Task& t) { q8_0_gemv(t); }
+
+}  // namespace lowbit

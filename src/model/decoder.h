@@ -1,0 +1,61 @@
+// Runs the forward pass of one sequence: the KV cache and every scratch
+// buffer, sized once for the context and the largest batch, then reused (no
+// allocation in the token loop).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/aligned_buffer.h"
+#include "core/thread_pool.h"
+#include "kernels/matmul.h"
+#include "model/model.h"
+
+namespace lowbit {
+
+enum class KvCacheType { F16, F32 };
+
+class Decoder {
+ public:
+  // max_batch: most tokens evaluated in one weight pass (prompt chunks).
+  Decoder(const Model& model, ThreadPool& pool, int64_t max_batch = 64, KvCacheType kv_type = KvCacheType::F16);
+
+  // Evaluates tokens[0, n) at positions pos() .. pos()+n-1 (longer inputs go in
+  // chunks of max_batch). logits: [V] for the last token, or [n][V] when
+  // all_logits. Throws Error when the context would overflow.
+  void eval(const int32_t* tokens, int64_t n, float* logits, bool all_logits = false);
+
+  int64_t pos() const { return pos_; }
+  // Forgets positions >= n (n <= pos()).
+  void truncate(int64_t n);
+  const Model& model() const { return model_; }
+
+ private:
+  void eval_batch(const int32_t* tokens, int64_t n, float* logits, bool all_logits);
+  void matmul(const Linear& l, const ActivationBatch& in, float* y);
+  void attention(int64_t layer, int64_t n);
+
+  const Model& model_;
+  ThreadPool& pool_;
+  int64_t max_batch_;
+  KvCacheType kv_type_;
+  int64_t pos_ = 0;
+
+  // Activations, B = max_batch rows each.
+  AlignedBuffer<float> x_;       // [B][D] residual stream
+  AlignedBuffer<float> xn_;      // [B][max(D, Q)] normed input of a matmul
+  AlignedBuffer<float> q_;       // [B][Q]
+  AlignedBuffer<float> k_;       // [B][KV]
+  AlignedBuffer<float> v_;       // [B][KV]
+  AlignedBuffer<float> att_;     // [B][Q] attention output
+  AlignedBuffer<float> proj_;    // [B][D] attn_output / ffn_down result
+  AlignedBuffer<float> gate_;    // [B][F]
+  AlignedBuffer<float> up_;      // [B][F]
+  AlignedBuffer<float> scores_;  // [threads][n_ctx]
+  ActivationBatch act_;          // shared int8 quantization of xn_ / gate_
+  // KV cache, [layer][n_ctx][KV], in f16 (or f32).
+  AlignedBuffer<uint16_t> k_cache16_, v_cache16_;
+  AlignedBuffer<float> k_cache32_, v_cache32_;
+};
+
+}  // namespace lowbit

@@ -1,0 +1,29 @@
+// Q6_K (ggml type 14), exactly llama.cpp's layout, read only (bitnet.cpp's
+// --quant-embd and llama.cpp's TQ files store token_embd this way).
+// Blocks of 256 elements, 210 bytes: ql[128] low 4 bits, qh[64] high 2 bits,
+// scales[16] int8 (one per 16 elements), fp16 d. Per half-block h (128
+// elements; ql + 64h, qh + 32h, scales + 8h) and l < 32, the 6-bit values are
+//   element l      : ql[l] & 15      | ((qh[l] >> 0) & 3) << 4
+//   element l + 32 : ql[l + 32] & 15 | ((qh[l] >> 2) & 3) << 4
+//   element l + 64 : ql[l] >> 4      | ((qh[l] >> 4) & 3) << 4
+//   element l + 96 : ql[l + 32] >> 4 | ((qh[l] >> 6) & 3) << 4
+// and element e of the half-block = (d * scales[e / 16]) * (value - 32), in float.
+#pragma once
+
+#include <cstdint>
+
+namespace lowbit {
+
+constexpr int64_t kQ6_KBlockSize = 256;
+
+struct BlockQ6_K {
+  uint8_t ql[kQ6_KBlockSize / 2];      // [128]
+  uint8_t qh[kQ6_KBlockSize / 4];      // [64]
+  int8_t scales[kQ6_KBlockSize / 16];  // [16]
+  uint16_t d;                          // fp16 super-block scale
+};
+static_assert(sizeof(BlockQ6_K) == 210, "Q6_K block is 210 bytes in GGUF");
+
+void dequantize_row_q6_K(const uint8_t* row, float* dst, int64_t n);
+
+}  // namespace lowbit

@@ -1,0 +1,229 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "core/half.h"
+#include "kernels/dispatch.h"
+#include "kernels/i2s_matmul.h"
+#include "kernels/i2s_tile_dots.h"
+#include "kernels/i2s_tiles.h"
+#include "ternary_test_support.h"
+
+namespace lowbit {
+namespace {
+
+using test::encode_ternary;
+using test::isa_variants;
+using test::random_activations;
+using test::random_ternary;
+using test::ternary_dot;
+
+I2sTileDots tile_dots_for(const std::string& isa) {
+  if (isa.rfind("avx512", 0) == 0) return i2s_tile_dots_avx512(isa == "avx512-vnni");
+  return i2s_tile_dots_avx2(isa == "avx2-vnni");
+}
+
+// Fills a matmul's output for `tokens` tokens of x and returns it.
+std::vector<float> run(const Matmul& m, const std::vector<float>& x, int64_t tokens, ThreadPool& pool) {
+  ActivationBatch in(tokens, m.cols());
+  in.set(x.data(), tokens, m.cols());
+  std::vector<float> y(static_cast<size_t>(tokens * m.rows()), -1.0f);
+  m.forward(in, y.data(), pool);
+  return y;
+}
+
+void expect_bitwise_equal(const std::vector<float>& a, const std::vector<float>& b, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    ASSERT_EQ(float_to_bits(a[i]), float_to_bits(b[i])) << what << " at " << i << ": " << a[i] << " vs " << b[i];
+}
+
+TEST(I2sKernel, TilesHoldEveryCode) {
+  const int64_t n = 21, k = 200;  // neither a whole tile nor a whole line
+  const auto t = random_ternary(n, k, 1);
+  I2sTiles tiles(n, k);
+  for (int64_t r = 0; r < n; ++r) tiles.set_row(r, t.data() + r * k);
+  EXPECT_EQ(tiles.tiles, 2);
+  EXPECT_EQ(tiles.groups, 13);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t c = 0; c < k; ++c) ASSERT_EQ(tiles.code(r, c), t[r * k + c] + 1) << r << "," << c;
+  for (int64_t r = n; r < 32; ++r) EXPECT_EQ(tiles.code(r, 5), 0);
+  for (int64_t c = k; c < 208; ++c) EXPECT_EQ(tiles.code(3, c), 0);
+}
+
+// The integer core at every ISA level, with activations nobody's quantizer makes
+// (-128) and at the extremes everywhere.
+TEST(I2sKernel, TileDotsExactAtEveryIsa) {
+  const auto variants = isa_variants();
+  ASSERT_FALSE(variants.empty()) << "no AVX2: nothing to test";
+  Rng rng(7);
+  for (int64_t k : {16, 48, 128, 2560, 6912}) {
+    const auto t = random_ternary(16, k, static_cast<uint64_t>(k));
+    I2sTiles tiles(16, k);
+    for (int64_t r = 0; r < 16; ++r) tiles.set_row(r, t.data() + r * k);
+    const int64_t stride = tiles.groups * 16 + 4;  // not a multiple of 64 on purpose
+    for (int pattern = 0; pattern < 4; ++pattern) {
+      const int tokens = kI2sMaxTokens;
+      std::vector<int8_t> q(static_cast<size_t>(tokens * stride), 0);
+      for (int tk = 0; tk < tokens; ++tk)
+        for (int64_t i = 0; i < k; ++i) {
+          int8_t v = static_cast<int8_t>(rng.next_u32());
+          if (pattern == 1) v = -128;
+          if (pattern == 2) v = 127;
+          if (pattern == 3) v = (i + tk) % 2 ? 127 : -128;
+          q[tk * stride + i] = v;
+        }
+      for (const auto& isa : variants) {
+        for (int n_tokens : {1, 3, tokens}) {
+          std::vector<int32_t> out(static_cast<size_t>(16 * n_tokens), 12345);
+          tile_dots_for(isa.name)(tiles.tile(0), tiles.groups, q.data(), stride, n_tokens, out.data());
+          for (int tk = 0; tk < n_tokens; ++tk)
+            for (int r = 0; r < 16; ++r) {
+              int32_t expect = 0;
+              for (int64_t i = 0; i < k; ++i) expect += (t[r * k + i] + 1) * q[tk * stride + i];
+              ASSERT_EQ(out[tk * 16 + r], expect)
+                  << isa.name << " k=" << k << " pattern=" << pattern << " token=" << tk << " row=" << r;
+            }
+        }
+      }
+    }
+  }
+}
+
+struct Shape {
+  int64_t n, k, tokens;
+};
+
+// Bitwise the ref kernel's y, for odd shapes and the BitNet 2B-4T matrices.
+TEST(I2sKernel, MatchesReferenceBitwiseAtEveryIsa) {
+  ThreadPool pool(2);
+  const std::vector<Shape> shapes = {{1, 128, 1},     {17, 128, 3},    {69, 384, 8},     {40, 640, 13},
+                                     {2560, 2560, 1}, {640, 2560, 2},  {6912, 2560, 1},  {2560, 6912, 1},
+                                     {33, 6912, 9}};
+  for (const Shape& s : shapes) {
+    const auto t = random_ternary(s.n, s.k, static_cast<uint64_t>(s.n * 31 + s.k));
+    const auto bytes = encode_ternary(GgmlType::I2_S, t, s.n, s.k, 0.8125f);
+    const WeightView w{"blk.0.test", GgmlType::I2_S, s.n, s.k, bytes.data()};
+    const auto x = random_activations(s.tokens, s.k, static_cast<uint64_t>(s.tokens));
+    const auto expect = run(*make_reference_matmul(w), x, s.tokens, pool);
+    for (const auto& isa : isa_variants()) {
+      const auto m = make_matmul(w, "i2s", pool, isa.cpu);
+      EXPECT_EQ(m->kernel_name(), "i2s/" + isa.name);
+      expect_bitwise_equal(run(*m, x, s.tokens, pool), expect,
+                           isa.name + " " + std::to_string(s.n) + "x" + std::to_string(s.k));
+    }
+  }
+}
+
+// Every activation at +127 or -127 (the most absmax makes): the largest sums.
+TEST(I2sKernel, ExtremeActivationsBitwise) {
+  ThreadPool pool(1);
+  const int64_t n = 48, k = 6912, tokens = 3;
+  const auto t = random_ternary(n, k, 5, 0.0);
+  const auto bytes = encode_ternary(GgmlType::I2_S, t, n, k, 2.5f);
+  const WeightView w{"extreme", GgmlType::I2_S, n, k, bytes.data()};
+  std::vector<float> x(static_cast<size_t>(tokens * k));
+  for (int64_t i = 0; i < k; ++i) {
+    x[i] = 3.0f;                                            // all +127
+    x[k + i] = -3.0f;                                       // all -127
+    x[2 * k + i] = t[i] > 0 ? 1e30f : -1e30f;               // +-127 aligned with row 0: |dot| = 127 K
+  }
+  const auto expect = run(*make_reference_matmul(w), x, tokens, pool);
+  EXPECT_FLOAT_EQ(expect[2 * n], 2.5f * k * 1e30f);
+  for (const auto& isa : isa_variants())
+    expect_bitwise_equal(run(*make_matmul(w, "i2s", pool, isa.cpu), x, tokens, pool), expect, isa.name);
+}
+
+// TQ1_0 / TQ2_0 with one d per tensor: the integer dot is exact, then one
+// rescale y = float(dot) * (d / act_scale); the ref sums per-block floats, so
+// the two agree to float rounding (docs/kernels.md).
+TEST(I2sKernel, TernaryBlockFormatsWithSharedScale) {
+  ThreadPool pool(2);
+  const int64_t n = 37, k = 768, tokens = 4;
+  const float d = 0.0431f;
+  const auto t = random_ternary(n, k, 11);
+  const auto x = random_activations(tokens, k, 12);
+  for (GgmlType type : {GgmlType::TQ1_0, GgmlType::TQ2_0}) {
+    const auto bytes = encode_ternary(type, t, n, k, d);
+    const WeightView w{"tq", type, n, k, bytes.data()};
+    ActivationBatch in(tokens, k);
+    in.set(x.data(), tokens, k);
+    in.quantize(pool);
+    const auto ref = run(*make_reference_matmul(w), x, tokens, pool);
+    const float d_stored = fp16_to_float(float_to_fp16(d));
+    for (const auto& isa : isa_variants()) {
+      const auto m = make_matmul(w, "i2s", pool, isa.cpu);
+      ASSERT_EQ(m->kernel_name(), "i2s/" + isa.name);
+      const auto y = run(*m, x, tokens, pool);
+      for (int64_t tk = 0; tk < tokens; ++tk) {
+        const int8_t* q = in.q() + tk * in.k_padded();
+        double abs_sum = 0;
+        for (int64_t i = 0; i < k; ++i) abs_sum += std::abs(q[i]);
+        for (int64_t r = 0; r < n; ++r) {
+          const int32_t dot = ternary_dot(t.data() + r * k, q, k);
+          const size_t i = static_cast<size_t>(tk * n + r);
+          ASSERT_EQ(y[i], static_cast<float>(dot) * (d_stored / in.scale()[tk])) << ggml_type_name(type);
+          const double bound = (k / 256 + 2) * std::ldexp(1.0, -23) * d_stored * abs_sum / in.scale()[tk];
+          ASSERT_NEAR(y[i], ref[i], bound) << ggml_type_name(type) << " " << isa.name << " row " << r;
+        }
+      }
+    }
+  }
+}
+
+TEST(I2sKernel, BlockFormatWithTwoScalesIsRefused) {
+  const int64_t n = 2, k = 256;
+  const auto t = random_ternary(n, k, 3);
+  auto bytes = encode_ternary(GgmlType::TQ2_0, t, n, k, 1.0f);
+  const uint16_t other = float_to_fp16(0.5f);
+  std::memcpy(bytes.data() + 66 + 64, &other, 2);  // block 1's d
+  const WeightView w{"two-scales", GgmlType::TQ2_0, n, k, bytes.data()};
+  EXPECT_EQ(i2s_score(w, cpu_features()), 0);
+  ThreadPool pool(1);
+  EXPECT_EQ(make_matmul(w, "i2s", pool)->kernel_name(), "ref");
+}
+
+// F16 holding {-s, 0, +s}: runnable when forced, never chosen by auto; any
+// other F16 (an embedding) is refused.
+TEST(I2sKernel, F16TernaryOnlyWhenForced) {
+  ThreadPool pool(2);
+  const int64_t n = 19, k = 100, tokens = 2;  // K of no block size at all
+  const float s = 0.375f;
+  const auto t = random_ternary(n, k, 9);
+  const auto bytes = encode_ternary(GgmlType::F16, t, n, k, s);
+  const WeightView w{"f16", GgmlType::F16, n, k, bytes.data()};
+  EXPECT_EQ(make_matmul(w, "auto", pool)->kernel_name(), "ref");
+  const auto x = random_activations(tokens, k, 4);
+  ActivationBatch in(tokens, k);
+  in.set(x.data(), tokens, k);
+  in.quantize(pool);
+  for (const auto& isa : isa_variants()) {
+    const auto m = make_matmul(w, "i2s", pool, isa.cpu);
+    ASSERT_EQ(m->kernel_name(), "i2s/" + isa.name);
+    const auto y = run(*m, x, tokens, pool);
+    for (int64_t tk = 0; tk < tokens; ++tk)
+      for (int64_t r = 0; r < n; ++r)
+        ASSERT_EQ(y[tk * n + r], static_cast<float>(ternary_dot(t.data() + r * k, in.q() + tk * in.k_padded(), k)) *
+                                     (s / in.scale()[tk]));
+  }
+  auto not_ternary = bytes;
+  not_ternary[7 * 2] = 0x11;  // some other value
+  const WeightView embedding{"emb", GgmlType::F16, n, k, not_ternary.data()};
+  EXPECT_EQ(i2s_score(embedding, cpu_features()), 0);
+  EXPECT_EQ(make_matmul(embedding, "i2s", pool)->kernel_name(), "ref");
+}
+
+TEST(I2sKernel, AutoPicksI2sForI2s) {
+  if (!cpu_features().has_avx2_level()) GTEST_SKIP() << "needs AVX2";
+  const auto t = random_ternary(16, 128, 2);
+  const auto bytes = encode_ternary(GgmlType::I2_S, t, 16, 128, 1.0f);
+  ThreadPool pool(1);
+  EXPECT_EQ(make_matmul({"w", GgmlType::I2_S, 16, 128, bytes.data()}, "auto", pool)->kernel_name().substr(0, 4),
+            "i2s/");
+}
+
+}  // namespace
+}  // namespace lowbit

@@ -1,0 +1,35 @@
+#include <gtest/gtest.h>
+
+#include "kernels/aipc_families.h"
+#include "ternary_test_support.h"
+#include "vnni4_test_support.h"
+
+namespace lowbit::test {
+namespace {
+
+TEST(Int1Kernel, Q1_0MatchesReferenceBitExact) {
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 128}, {17, 384}, {33, 2560}, {640, 2560}};
+  for (const auto& [rows, cols] : shapes) {
+    for (int64_t tokens : {1, 4}) {
+      const auto data = random_scaled_blocks(GgmlType::Q1_0, rows, cols, rows * 7 + cols);
+      const auto names = expect_family_matches_reference("int1", GgmlType::Q1_0, data, rows, cols, tokens, tokens);
+      EXPECT_EQ(names.size(), isa_variants().size());
+    }
+  }
+}
+
+TEST(Int1Kernel, KernelsExactAtActivationExtremes) {
+  const auto kernels = runnable({{Vnni4Isa::Avx512Vnni, {"int1/avx512-vnni", int1_gemv_avx512}},
+                                 {Vnni4Isa::AvxVnni, {"int1/avx-vnni", int1_gemv_avx_vnni}},
+                                 {Vnni4Isa::Avx2, {"int1/avx2", int1_gemv_avx2}}});
+  expect_kernels_exact(Vnni4Bits::One, kernels, 2, {-1, 1}, -1, nullptr, 45, 384, 128, 3);
+  expect_kernels_exact(Vnni4Bits::One, kernels, 2, {-1, 1}, -1, nullptr, 16, 1024, 1024, 4);
+}
+
+TEST(Int1Kernel, OnlyQ1_0) {
+  EXPECT_EQ(find_kernel_family("int1")->score({"w", GgmlType::Q2_0, 16, 128, nullptr}, cpu_features()), 0);
+  EXPECT_GT(find_kernel_family("int1")->score({"w", GgmlType::Q1_0, 16, 128, nullptr}, cpu_features()), 1);
+}
+
+}  // namespace
+}  // namespace lowbit::test

@@ -1,0 +1,108 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "core/half.h"
+#include "core/rng.h"
+#include "kernels/aipc_families.h"
+#include "ternary_test_support.h"
+#include "vnni4_test_support.h"
+
+namespace lowbit::test {
+namespace {
+
+std::array<uint8_t, 32> nibble_luts(const std::array<int8_t, 4>& levels) {
+  const int lowest = *std::min_element(levels.begin(), levels.end());
+  std::array<uint8_t, 32> lut{};
+  for (int n = 0; n < 16; ++n) {
+    lut[n] = static_cast<uint8_t>(levels[n & 3] - lowest);
+    lut[16 + n] = static_cast<uint8_t>(levels[n >> 2] - lowest);
+  }
+  return lut;
+}
+
+TEST(Int2Kernel, Q2_0MatchesReferenceBitExact) {
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 64}, {17, 192}, {35, 2560}, {16, 64}, {640, 2560}};
+  for (const auto& [rows, cols] : shapes) {
+    for (int64_t tokens : {1, 3}) {
+      const auto data = random_scaled_blocks(GgmlType::Q2_0, rows, cols, rows * 31 + cols);
+      const auto names = expect_family_matches_reference("int2", GgmlType::Q2_0, data, rows, cols, tokens, tokens);
+      EXPECT_EQ(names.size(), isa_variants().size());
+    }
+  }
+}
+
+TEST(Int2Kernel, TernaryFilesMatchReferenceBitExact) {
+  for (GgmlType type : {GgmlType::TQ2_0, GgmlType::I2_S}) {
+    for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{21, 256}, {40, 768}}) {
+      const auto t = random_ternary(rows, cols, rows + cols);
+      const auto data = encode_ternary(type, t, rows, cols, 0.37f);
+      EXPECT_FALSE(expect_family_matches_reference("int2", type, data, rows, cols, 2, 5).empty());
+    }
+  }
+}
+
+TEST(Int2Kernel, KernelsExactAtActivationExtremes) {
+  const auto kernels = runnable({{Vnni4Isa::Avx512Vnni, {"int2/avx512-vnni", int2_gemv_avx512}},
+                                 {Vnni4Isa::AvxVnni, {"int2/avx-vnni", int2_gemv_avx_vnni}},
+                                 {Vnni4Isa::Avx2, {"int2/avx2", int2_gemv_avx2}}});
+  // Q2_0's levels, ParetoQ-style symmetric levels (x2), and an arbitrary set
+  // spanning the plain-AVX2 limit of 127.
+  for (const std::array<int8_t, 4> levels :
+       {std::array<int8_t, 4>{-1, 0, 1, 2}, {-3, -1, 1, 3}, {50, -77, 0, 13}}) {
+    const auto lut = nibble_luts(levels);
+    const int lowest = *std::min_element(levels.begin(), levels.end());
+    const std::vector<int> weight_of(levels.begin(), levels.end());
+    expect_kernels_exact(Vnni4Bits::Two, kernels, 4, weight_of, lowest, lut.data(), 37, 320, 64, 1);
+    expect_kernels_exact(Vnni4Bits::Two, kernels, 4, weight_of, lowest, lut.data(), 16, 512, 512, 2);
+  }
+}
+
+TEST(Int2Kernel, AnyLevelsThroughMakeInt2Matmul) {
+  ThreadPool pool(2);
+  const int64_t rows = 19, cols = 128, group = 64;
+  const std::array<int8_t, 4> levels = {-3, -1, 1, 3};
+  Rng rng(8);
+  std::vector<uint8_t> codes(rows * cols);
+  for (auto& c : codes) c = static_cast<uint8_t>(rng.below(4));
+  const uint16_t half_scale = float_to_fp16(0.5f);
+  const std::vector<float> x = random_activations(1, cols, 4);
+  ActivationBatch in(1, cols);
+  in.set(x.data(), 1, cols);
+  for (const IsaVariant& v : isa_variants()) {
+    const auto m = make_int2_matmul(
+        rows, cols, group, levels,
+        [&](int64_t r, uint8_t* c, uint16_t* s) {
+          std::copy(&codes[r * cols], &codes[r * cols] + cols, c);
+          s[0] = s[1] = half_scale;
+        },
+        v.cpu, pool);
+    std::vector<float> y(rows);
+    m->forward(in, y.data(), pool);
+    for (int64_t r = 0; r < rows; ++r) {
+      float acc = 0;
+      for (int64_t g = 0; g < 2; ++g) {
+        int32_t isum = 0;
+        for (int64_t k = g * group; k < (g + 1) * group; ++k) isum += levels[codes[r * cols + k]] * in.q()[k];
+        acc += 0.5f * static_cast<float>(isum);
+      }
+      EXPECT_EQ(y[r], acc * (1.0f / in.scale()[0])) << m->kernel_name() << " row " << r;
+    }
+  }
+}
+
+TEST(Int2Kernel, RejectsWhatItCannotComputeExactly) {
+  ThreadPool pool(1);
+  CpuFeatures plain = cpu_features();
+  plain.avx512f = plain.avx512vnni = plain.avx_vnni = false;
+  auto none = [](int64_t, uint8_t*, uint16_t*) {};
+  if (plain.has_avx2_level())
+    EXPECT_THROW(make_int2_matmul(16, 64, 64, {-128, 0, 1, 127}, none, plain, pool), Error);
+  EXPECT_THROW(make_int2_matmul(16, 96, 64, {-1, 0, 1, 2}, none, cpu_features(), pool), Error);  // K % group
+  EXPECT_THROW(make_int2_matmul(16, 1 << 20, 1 << 20, {-128, 0, 1, 127}, none, cpu_features(), pool), Error);
+  EXPECT_EQ(find_kernel_family("int2")->score({"w", GgmlType::Q4_0, 16, 64, nullptr}, cpu_features()), 0);
+}
+
+}  // namespace
+}  // namespace lowbit::test

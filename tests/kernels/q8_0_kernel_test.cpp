@@ -1,0 +1,36 @@
+#include <gtest/gtest.h>
+
+#include "kernels/aipc_families.h"
+#include "ternary_test_support.h"
+#include "vnni4_test_support.h"
+
+namespace lowbit::test {
+namespace {
+
+TEST(Q8_0Kernel, MatchesReferenceBitExact) {
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 32}, {17, 96}, {35, 2560}, {640, 2560}};
+  for (const auto& [rows, cols] : shapes) {
+    for (int64_t tokens : {1, 3}) {
+      const auto data = random_scaled_blocks(GgmlType::Q8_0, rows, cols, rows * 5 + cols);
+      const auto names = expect_family_matches_reference("q8_0", GgmlType::Q8_0, data, rows, cols, tokens, tokens);
+      EXPECT_FALSE(names.empty());
+    }
+  }
+}
+
+TEST(Q8_0Kernel, KernelsExactAtActivationAndWeightExtremes) {
+  const auto kernels = runnable({{Vnni4Isa::Avx512Vnni, {"q8_0/avx512-vnni", q8_0_gemv_avx512}},
+                                 {Vnni4Isa::AvxVnni, {"q8_0/avx-vnni", q8_0_gemv_avx_vnni}}});
+  std::vector<int> weight_of(256);
+  for (int u = 0; u < 256; ++u) weight_of[u] = u - 128;  // stored u = w + 128, w = -128 .. 127
+  expect_kernels_exact(Vnni4Bits::Eight, kernels, 256, weight_of, -128, nullptr, 23, 160, 32, 5);
+}
+
+TEST(Q8_0Kernel, NeedsVnni) {
+  CpuFeatures plain = cpu_features();
+  plain.avx512f = plain.avx512vnni = plain.avx_vnni = false;
+  EXPECT_EQ(find_kernel_family("q8_0")->score({"w", GgmlType::Q8_0, 16, 32, nullptr}, plain), 0);
+}
+
+}  // namespace
+}  // namespace lowbit::test

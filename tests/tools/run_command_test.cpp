@@ -1,0 +1,113 @@
+// The `lowbit` program as a user runs it: stdout byte for byte, exit codes,
+// error messages.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+
+#include "fixtures.h"
+
+namespace lowbit {
+namespace {
+
+using testing::fixture;
+using testing::read_text;
+
+struct Outcome {
+  int exit_code;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+Outcome run_lowbit(const std::string& args) {
+  const std::string err_path = testing::temp_path("stderr.txt");
+  const std::string cmd = std::string(LOWBIT_BINARY) + " " + args + " 2>" + quote(err_path);
+  FILE* p = popen(cmd.c_str(), "r");
+  EXPECT_NE(p, nullptr);
+  Outcome o;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) o.out.append(buf.data(), n);
+  const int status = pclose(p);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  o.err = read_text(err_path);
+  return o;
+}
+
+class RunStories : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
+
+TEST_P(RunStories, StdoutIsByteIdenticalToLlama2c) {
+  const auto& [stem, prompt] = GetParam();
+  const Outcome o = run_lowbit("run -m " + quote(fixture("llama2c/stories260K.bin")) + " -z " +
+                               quote(fixture("llama2c/tok512.bin")) + " --temp 0 -n 128 -t 2 -p " + quote(prompt));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out, read_text(fixture("oracles/stories260K__" + stem + ".stdout.txt")));
+  EXPECT_NE(o.err.find("generated"), std::string::npos) << "summary line missing: " << o.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Oracles, RunStories,
+                         ::testing::Values(std::make_pair("once_upon_a_time", "Once upon a time"),
+                                           std::make_pair("lily_and_tom", "Lily and Tom"),
+                                           std::make_pair("empty", "")),
+                         [](const auto& info) { return info.param.first; });
+
+TEST(RunCommand, DumpLogitsWritesOneValuePerLine) {
+  const std::string out = testing::temp_path("logits.txt");
+  const Outcome o = run_lowbit("run -m " + quote(fixture("llama2c/stories260K.bin")) + " -z " +
+                               quote(fixture("llama2c/tok512.bin")) + " --temp 0 -n 8 -p 'Once upon a time'" +
+                               " --dump-logits " + quote(out));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::vector<double> logits = testing::read_numbers(out);
+  ASSERT_EQ(logits.size(), 512u);
+  // Must equal step 1 of the oracle (the logits at the last prompt position).
+  const std::vector<double> want = testing::read_numbers(fixture("oracles/stories260K__once_upon_a_time.first3_logits.txt"));
+  for (size_t i = 0; i < 512; ++i) EXPECT_NEAR(logits[i], want[i], 1e-4) << i;
+}
+
+TEST(RunCommand, MissingModelFileFailsNamingIt) {
+  const Outcome o = run_lowbit("run -m /nonexistent/model.gguf -p hi");
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("/nonexistent/model.gguf"), std::string::npos) << o.err;
+}
+
+TEST(RunCommand, GarbageModelFileFailsNamingIt) {
+  const std::string path = testing::temp_path("garbage.gguf");
+  std::ofstream(path) << "GGUF this is not a model";
+  const Outcome o = run_lowbit("run -m " + quote(path) + " -p hi");
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find(path), std::string::npos) << o.err;
+}
+
+TEST(RunCommand, Llama2cCheckpointWithoutTokenizerIsAClearError) {
+  const Outcome o = run_lowbit("run -m " + quote(fixture("llama2c/stories260K.bin")) + " -p hi");
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("-z"), std::string::npos) << o.err;
+}
+
+TEST(RunCommand, PromptLongerThanContextIsAClearError) {
+  const Outcome o = run_lowbit("run -m " + quote(fixture("llama2c/stories260K.bin")) + " -z " +
+                               quote(fixture("llama2c/tok512.bin")) + " --ctx 4 -p 'Once upon a time there was'");
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("context"), std::string::npos) << o.err;
+}
+
+TEST(GenModelCommand, TinyModelRunsAndGenerates) {
+  const std::string path = testing::temp_path("gen-tiny-tq2_0.gguf");
+  Outcome o = run_lowbit("gen-model --shape tiny --type tq2_0 -o " + quote(path));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  o = run_lowbit("run -m " + quote(path) + " -p 'hello world' -n 5 --temp 0.7 --seed 3");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out.rfind("hello world", 0), 0u) << o.out;
+  EXPECT_NE(o.err.find("generated 5 tokens"), std::string::npos) << o.err;
+}
+
+}  // namespace
+}  // namespace lowbit

@@ -1,0 +1,166 @@
+// `lowbit bench-gemv`: every ternary kernel on the weight matrices of real
+// models, one token at a time, against the machine's read bandwidth measured
+// in the same run and against the scalar reference. Prints a markdown table
+// (docs/performance.md keeps one).
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "core/cpu_features.h"
+#include "core/error.h"
+#include "core/rng.h"
+#include "gemv_timing.h"
+#include "kernels/dispatch.h"
+#include "kernels/read_bandwidth.h"
+#include "model/model_shapes.h"
+#include "quant/i2s.h"
+
+namespace lowbit::tools {
+namespace {
+
+const char* const kModels[] = {"bitnet-2b4t", "bitnet-large", "llama3-8b-1.58"};
+
+struct Options {
+  std::string kernels;  // comma list; empty: every family that runs the matrix
+  std::string threads = "1,2";
+  std::string shapes;   // comma list of model names or NxK; empty: all
+  int repeats = 20;     // timed calls per row at least (the reference: 2)
+  double min_seconds = 0.05;
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+struct Matrix {
+  std::string model;
+  int64_t rows, cols;
+  std::string shape() const { return std::to_string(rows) + "x" + std::to_string(cols); }
+};
+
+std::vector<Matrix> selected_matrices(const std::string& filter) {
+  const auto wanted = split(filter);
+  std::vector<Matrix> out;
+  for (const char* model : kModels)
+    for (const auto& [n, k] : matrix_shapes(find_model_shape(model))) {
+      const Matrix m{model, n, k};
+      bool keep = wanted.empty();
+      for (const auto& w : wanted) keep = keep || w == m.model || w == m.shape();
+      if (keep) out.push_back(m);
+    }
+  if (out.empty()) fail("--shapes '", filter, "' matches none of the benchmark matrices");
+  return out;
+}
+
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
+// Random ternary weights (a third each of -1, 0, +1), as I2_S with scale 1.
+std::vector<uint8_t> random_i2s(int64_t rows, int64_t cols, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<int8_t> t(static_cast<size_t>(rows * cols));
+  for (auto& v : t) v = static_cast<int8_t>(static_cast<int>(rng.below(3)) - 1);
+  std::vector<uint8_t> bytes(static_cast<size_t>(rows * cols / 4 + kI2STrailerBytes));
+  pack_i2s(t.data(), rows * cols, 1.0f, bytes.data());
+  return bytes;
+}
+
+int run_bench(const Options& o) {
+  std::vector<int> threads;
+  for (const auto& t : split(o.threads)) threads.push_back(std::stoi(t));
+  if (threads.empty()) fail("-t: no thread counts");
+  std::map<int, std::unique_ptr<ThreadPool>> pools;
+  std::map<int, double> bandwidth;
+  for (int t : threads) {
+    if (t < 1) fail("-t: thread count ", t, " is not positive");
+    pools[t] = std::make_unique<ThreadPool>(t);
+    bandwidth[t] = measure_read_bandwidth_gbps(*pools[t], t);
+  }
+  ThreadPool& make_pool = *pools.rbegin()->second;
+
+  char date[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M", std::localtime(&now));
+  std::printf("machine: %s, %u hardware threads; features: %s\ndate: %s\n", cpu_model_name().c_str(),
+              std::thread::hardware_concurrency(), cpu_features().describe().c_str(), date);
+  for (int t : threads) std::printf("read bandwidth, %d thread%s: %.1f GB/s\n", t, t > 1 ? "s" : "", bandwidth[t]);
+  std::printf("\n| matrix | kernel | threads | us/call | GB/s | %% of read BW | x ref |\n");
+  std::printf("|---|---|---:|---:|---:|---:|---:|\n");
+
+  const auto matrices = selected_matrices(o.shapes);
+  for (size_t i = 0; i < matrices.size(); ++i) {
+    const Matrix& mx = matrices[i];
+    const auto bytes = random_i2s(mx.rows, mx.cols, 1000 + i);
+    const WeightView w{mx.model + " " + mx.shape(), GgmlType::I2_S, mx.rows, mx.cols, bytes.data()};
+    Rng rng(7);
+    std::vector<float> x(static_cast<size_t>(mx.cols));
+    for (auto& v : x) v = static_cast<float>(rng.normal());
+    ActivationBatch in(1, mx.cols);
+    in.set(x.data(), 1, mx.cols);
+
+    std::vector<const KernelFamily*> families;
+    if (o.kernels.empty()) {
+      for (const auto& f : kernel_families()) {
+        const bool alias = std::any_of(families.begin(), families.end(), [&](const KernelFamily* g) { return g->make == f.make; });
+        if (!alias && f.score(w, cpu_features()) != 0) families.push_back(&f);
+      }
+    } else {
+      for (const auto& name : split(o.kernels)) {
+        const KernelFamily* f = find_kernel_family(name);
+        if (f == nullptr) fail("--kernel: unknown kernel '", name, "' (known: ", kernel_names(), ")");
+        if (f->score(w, cpu_features()) != 0) families.push_back(f);
+      }
+    }
+    std::map<int, double> ref_seconds;
+    for (const KernelFamily* f : families) {
+      const auto m = f->make(w, cpu_features(), make_pool);
+      const bool is_ref = std::string(f->name) == "ref";
+      for (int t : threads) {
+        const double s = seconds_per_matmul(*m, in, *pools[t], is_ref ? 0 : o.min_seconds, is_ref ? 2 : o.repeats);
+        if (is_ref) ref_seconds[t] = s;
+        const double gbps = static_cast<double>(m->weight_bytes()) / s / 1e9;
+        std::printf("| %s %s | %s | %d | %.1f | %.1f | %.0f%% |", mx.model.c_str(), mx.shape().c_str(),
+                    m->kernel_name().c_str(), t, s * 1e6, gbps, 100 * gbps / bandwidth[t]);
+        if (ref_seconds.count(t)) {
+          std::printf(" %.1f |\n", ref_seconds[t] / s);
+        } else {
+          std::printf(" |\n");
+        }
+        std::fflush(stdout);
+      }
+    }
+  }
+  return 0;
+}
+
+CommandMain setup_bench_gemv(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  app.add_option("--kernel", o->kernels,
+                 "comma list of kernels to time (default: every one that runs the matrix, ref included; known: " +
+                     kernel_names() + ")");
+  app.add_option("-t,--threads", o->threads, "comma list of thread counts")->capture_default_str();
+  app.add_option("--shapes", o->shapes, "comma list of models (bitnet-2b4t, bitnet-large, llama3-8b-1.58) or NxK");
+  app.add_option("-r,--repeats", o->repeats, "timed calls per row, at least (ref: 2)")->capture_default_str();
+  app.add_option("--min-time", o->min_seconds, "seconds of timed calls per row, at least")->capture_default_str();
+  return [o] { return run_bench(*o); };
+}
+
+const CommandRegistration reg{"bench-gemv", "time the ternary GEMV kernels on real model shapes", setup_bench_gemv};
+
+}  // namespace
+}  // namespace lowbit::tools

@@ -1,0 +1,86 @@
+// `lowbit run`: generate text from a prompt, streaming it to stdout.
+#include <cstdio>
+#include <ctime>
+
+#include "command.h"
+#include "core/error.h"
+#include "logits_file.h"
+#include "model/decoder.h"
+#include "model_options.h"
+#include "runtime/generator.h"
+
+namespace lowbit::tools {
+namespace {
+
+struct RunOptions {
+  ModelOptions model;
+  std::string prompt = "Once upon a time";
+  int64_t n_predict = 128;
+  SamplerParams sampling;
+  bool seed_given = false;
+  std::string dump_logits;
+  std::string kv_type = "f16";
+};
+
+int run(const RunOptions& o) {
+  LoadedModel lm = load_model(o.model);
+  const bool llama2c = lm.model->is_llama2c();
+  // llama2.c's encoder: BOS, and a leading space only for a non-empty prompt;
+  // SentencePiece vocabularies add the space themselves when encoding.
+  const bool add_bos = lm.tokenizer->vocab().add_bos;
+  std::vector<int32_t> prompt = lm.tokenizer->encode(o.prompt, llama2c || add_bos, !llama2c);
+  if (prompt.empty()) fail("the prompt encodes to no tokens and the vocabulary adds no BOS; give a prompt");
+
+  GenerateOptions g;
+  g.n_predict = o.n_predict;
+  g.sampling = o.sampling;
+  if (!o.seed_given) g.sampling.seed = static_cast<uint64_t>(std::time(nullptr));
+  g.llama2c_rules = llama2c;
+  if (o.model.verbose)
+    std::fprintf(stderr, "lowbit: %zu prompt tokens, seed %llu\n", prompt.size(),
+                 static_cast<unsigned long long>(g.sampling.seed));
+
+  Decoder decoder(*lm.model, *lm.pool, 64, o.kv_type == "f32" ? KvCacheType::F32 : KvCacheType::F16);
+  if (!llama2c) {
+    std::fputs(o.prompt.c_str(), stdout);
+    std::fflush(stdout);
+  }
+  const GenerateResult r = generate(decoder, *lm.tokenizer, prompt, g, [](std::string_view text) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  });
+  std::fputs("\n", stdout);
+  std::fflush(stdout);
+  if (!o.dump_logits.empty()) write_logits_file(o.dump_logits, r.prompt_logits);
+
+  const double pp = r.prompt_seconds > 0 ? static_cast<double>(r.prompt_tokens.size()) / r.prompt_seconds : 0;
+  const double tg = r.generate_seconds > 0 ? static_cast<double>(r.generated.size()) / r.generate_seconds : 0;
+  std::fprintf(stderr, "lowbit: prompt %zu tokens, %.2f tok/s | generated %zu tokens, %.2f tok/s\n",
+               r.prompt_tokens.size(), pp, r.generated.size(), tg);
+  return 0;
+}
+
+CommandMain setup_run(CLI::App& app) {
+  auto o = std::make_shared<RunOptions>();
+  o->model.add_to(app);
+  app.add_option("-p,--prompt", o->prompt, "prompt text");
+  app.add_option("-n,--n-predict", o->n_predict,
+                 "tokens to generate (-1: until the context is full); llama2.c checkpoints: total positions, "
+                 "prompt included, as llama2.c counts them");
+  app.add_option("--temp", o->sampling.temperature, "temperature (0: greedy)");
+  app.add_option("--top-k", o->sampling.top_k, "top-k (0: off)");
+  app.add_option("--top-p", o->sampling.top_p, "top-p (1: off)");
+  app.add_option("--min-p", o->sampling.min_p, "min-p (0: off)");
+  app.add_option("--repeat-penalty", o->sampling.repeat_penalty, "repetition penalty (1: off)");
+  app.add_option("--repeat-last-n", o->sampling.repeat_last_n, "tokens the repetition penalty looks back");
+  app.add_option("-s,--seed", o->sampling.seed, "random seed (default: the time)")
+      ->each([o](const std::string&) { o->seed_given = true; });
+  app.add_option("--dump-logits", o->dump_logits, "write the last prompt position's logits, one %.9g per line");
+  app.add_option("--kv-type", o->kv_type, "KV cache type: f16 or f32")->check(CLI::IsMember({"f16", "f32"}));
+  return [o] { return run(*o); };
+}
+
+const CommandRegistration reg{"run", "generate text from a prompt", setup_run};
+
+}  // namespace
+}  // namespace lowbit::tools
