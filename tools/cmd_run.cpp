@@ -19,7 +19,7 @@ struct RunOptions {
   SamplerParams sampling;
   bool seed_given = false;
   std::string dump_logits;
-  std::string kv_type = "f16";
+  std::string kv_type = "auto";
 };
 
 int run(const RunOptions& o) {
@@ -40,12 +40,13 @@ int run(const RunOptions& o) {
     std::fprintf(stderr, "lowbit: %zu prompt tokens, seed %llu\n", prompt.size(),
                  static_cast<unsigned long long>(g.sampling.seed));
 
-  Decoder decoder(*lm.model, *lm.pool, 64, o.kv_type == "f32" ? KvCacheType::F32 : KvCacheType::F16);
+  const bool f32_cache = o.kv_type == "f32" || (o.kv_type == "auto" && lm.model->prefers_f32_kv_cache());
+  Decoder decoder(*lm.model, *lm.pool, 64, f32_cache ? KvCacheType::F32 : KvCacheType::F16);
   if (!llama2c) {
     std::fputs(o.prompt.c_str(), stdout);
     std::fflush(stdout);
   }
-  const GenerateResult r = generate(decoder, *lm.tokenizer, prompt, g, [](std::string_view text) {
+  const GenerateResult r = generate_text(decoder, *lm.tokenizer, prompt, g, [](std::string_view text) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
   });
@@ -76,7 +77,8 @@ CommandMain setup_run(CLI::App& app) {
   app.add_option("-s,--seed", o->sampling.seed, "random seed (default: the time)")
       ->each([o](const std::string&) { o->seed_given = true; });
   app.add_option("--dump-logits", o->dump_logits, "write the last prompt position's logits, one %.9g per line");
-  app.add_option("--kv-type", o->kv_type, "KV cache type: f16 or f32")->check(CLI::IsMember({"f16", "f32"}));
+  app.add_option("--kv-type", o->kv_type, "KV cache type: f16, f32 or auto (f32 for llama2.c checkpoints, else f16)")
+      ->check(CLI::IsMember({"auto", "f16", "f32"}));
   return [o] { return run(*o); };
 }
 

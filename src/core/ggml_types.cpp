@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdint>
 
 #include "core/error.h"
 
@@ -76,6 +77,7 @@ int64_t ggml_row_bytes(GgmlType type, int64_t n) {
   const GgmlTypeInfo& t = ggml_type_info(type);
   if (n < 0 || n % t.block_size != 0)
     fail(t.name, " row of ", n, " elements is not a multiple of the block size ", t.block_size);
+  if (n / t.block_size > INT64_MAX / t.block_bytes) fail(t.name, " row of ", n, " elements: byte size overflows");
   return n / t.block_size * t.block_bytes;
 }
 

@@ -23,16 +23,23 @@ inline void cpu_relax() {
 // enough that an idle engine does not burn a core.
 constexpr double kSpinSeconds = 2e-3;
 
-}  // namespace
+// A caller waiting for workers to leave spins this many pauses before yielding
+// its core: a worker still inside a job may be the one the OS descheduled.
+constexpr int kSpinsBeforeYield = 4096;
 
-struct ThreadPool::Job {
-  FunctionRef<void(int64_t, int64_t, int)>* ranged = nullptr;
-  FunctionRef<void(int, int)>* all = nullptr;
-  int64_t n = 0;
-  int64_t chunk = 1;
-  int n_threads = 1;
-  std::atomic<int64_t> next{0};
-};
+constexpr uint64_t kClosed = uint64_t{1} << 31;
+constexpr uint64_t kInsideMask = kClosed - 1;
+
+void spin_until(const auto& done) {
+  for (int spins = 0; !done(); ++spins) {
+    if (spins < kSpinsBeforeYield)
+      cpu_relax();
+    else
+      std::this_thread::yield();
+  }
+}
+
+}  // namespace
 
 ThreadPool::ThreadPool(int n_threads) : n_threads_(std::max(1, n_threads)) {
   workers_.reserve(n_threads_ - 1);
@@ -41,83 +48,102 @@ ThreadPool::ThreadPool(int n_threads) : n_threads_(std::max(1, n_threads)) {
 
 ThreadPool::~ThreadPool() {
   stop_.store(true, std::memory_order_release);
-  generation_.fetch_add(1, std::memory_order_acq_rel);
+  generation_.fetch_add(1);
   generation_.notify_all();
   for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::run_job(Job* job, int thread_index) {
-  if (job->all != nullptr) {
-    (*job->all)(thread_index, job->n_threads);
-    return;
-  }
+void ThreadPool::run_chunks(int thread_index) {
   for (;;) {
-    const int64_t begin = job->next.fetch_add(job->chunk, std::memory_order_relaxed);
-    if (begin >= job->n) break;
-    (*job->ranged)(begin, std::min(job->n, begin + job->chunk), thread_index);
+    const int64_t begin = next_.fetch_add(chunk_, std::memory_order_relaxed);
+    if (begin >= n_) return;
+    (*ranged_)(begin, std::min(n_, begin + chunk_), thread_index);
+  }
+}
+
+void ThreadPool::wait_for_generation(uint32_t seen) {
+  const double spin_until_time = now_seconds() + kSpinSeconds;
+  int polls = 0;
+  while (generation_.load(std::memory_order_acquire) == seen) {
+    cpu_relax();
+    if (++polls < 256) continue;
+    polls = 0;
+    if (now_seconds() > spin_until_time) {
+      // seq_cst with publish(): a worker about to sleep either sees the new
+      // generation or is seen asleep and woken.
+      sleepers_.fetch_add(1);
+      generation_.wait(seen);
+      sleepers_.fetch_sub(1);
+    }
   }
 }
 
 void ThreadPool::worker_loop(int index) {
   uint32_t seen = 0;
   for (;;) {
-    uint32_t gen = generation_.load(std::memory_order_acquire);
-    if (gen == seen) {
-      const double spin_until = now_seconds() + kSpinSeconds;
-      int polls = 0;
-      while ((gen = generation_.load(std::memory_order_acquire)) == seen) {
-        cpu_relax();
-        if (++polls == 256) {
-          polls = 0;
-          if (now_seconds() > spin_until) {
-            sleepers_.fetch_add(1);
-            generation_.wait(seen, std::memory_order_acquire);
-            sleepers_.fetch_sub(1);
-          }
-        }
+    wait_for_generation(seen);
+    seen = generation_.load(std::memory_order_acquire);
+    if (stop_.load(std::memory_order_acquire)) return;
+    // Enter the job of generation `seen` unless it was closed (or replaced) meanwhile.
+    uint64_t s = state_.load(std::memory_order_acquire);
+    bool entered = false;
+    while ((s >> 32) == seen && (s & kClosed) == 0) {
+      if (state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel)) {
+        entered = true;
+        break;
       }
     }
-    seen = gen;
-    if (stop_.load(std::memory_order_acquire)) return;
-    run_job(job_, index);
-    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    if (!entered) continue;
+    if (all_ != nullptr) {
+      (*all_)(index, n_threads_);
+      finished_.fetch_add(1, std::memory_order_release);
+    } else {
+      run_chunks(index);
+    }
+    state_.fetch_sub(1, std::memory_order_release);
   }
 }
 
-void ThreadPool::dispatch(Job* job) {
-  if (n_threads_ == 1) {
-    run_job(job, 0);
-    return;
-  }
-  job_ = job;
-  pending_.store(n_threads_ - 1, std::memory_order_relaxed);
-  // seq_cst on both sides (here and the worker's sleepers_ increment) so a
-  // worker about to sleep either sees the new generation or is seen asleep.
-  generation_.fetch_add(1);
+void ThreadPool::publish() {
+  const uint32_t gen = generation_.load(std::memory_order_relaxed) + 1;
+  state_.store(static_cast<uint64_t>(gen) << 32, std::memory_order_release);
+  generation_.store(gen);
   if (sleepers_.load() > 0) generation_.notify_all();
-  run_job(job, 0);
-  while (pending_.load(std::memory_order_acquire) != 0) cpu_relax();
 }
 
 void ThreadPool::parallel_for(int64_t n, int64_t chunk, FunctionRef<void(int64_t, int64_t, int)> fn) {
   if (n <= 0) return;
-  Job job;
-  job.ranged = &fn;
-  job.n = n;
-  job.chunk = std::max<int64_t>(1, chunk);
-  job.n_threads = n_threads_;
-  if (n <= job.chunk) {  // one chunk: no point waking anyone
-    fn(0, n, 0);
+  chunk = std::max<int64_t>(1, chunk);
+  if (n_threads_ == 1 || n <= chunk) {  // one thread or one chunk: no point waking anyone
+    for (int64_t b = 0; b < n; b += chunk) fn(b, std::min(n, b + chunk), 0);
     return;
   }
-  dispatch(&job);
+  ranged_ = &fn;
+  all_ = nullptr;
+  n_ = n;
+  chunk_ = chunk;
+  next_.store(0, std::memory_order_relaxed);
+  publish();
+  run_chunks(0);
+  // Every chunk is taken: close the door, then wait for those inside to finish theirs.
+  state_.fetch_or(kClosed, std::memory_order_acq_rel);
+  spin_until([&] { return (state_.load(std::memory_order_acquire) & kInsideMask) == 0; });
 }
 
 void ThreadPool::run_on_all(FunctionRef<void(int, int)> fn) {
-  Job job;
-  job.all = &fn;
-  job.n_threads = n_threads_;
-  dispatch(&job);
+  if (n_threads_ == 1) {
+    fn(0, 1);
+    return;
+  }
+  all_ = &fn;
+  ranged_ = nullptr;
+  finished_.store(0, std::memory_order_relaxed);
+  publish();
+  fn(0, n_threads_);
+  // Every thread must take part, so here the caller does wait for late workers.
+  spin_until([&] { return finished_.load(std::memory_order_acquire) == n_threads_ - 1; });
+  state_.fetch_or(kClosed, std::memory_order_acq_rel);
+  spin_until([&] { return (state_.load(std::memory_order_acquire) & kInsideMask) == 0; });
 }
 
 }  // namespace lowbit

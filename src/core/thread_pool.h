@@ -2,6 +2,11 @@
 // thread works too; idle workers spin briefly (a token's ops come microseconds
 // apart) and then sleep on a futex. Work is split into chunks taken from an
 // atomic counter, so a slow core takes fewer chunks instead of holding up the rest.
+//
+// A parallel_for never waits for a worker that has not started: once every
+// chunk is taken the caller closes the job, and a worker arriving later skips
+// it. So a worker descheduled by the OS (more threads than free cores) costs
+// its share of chunks, not a time slice of the caller's.
 #pragma once
 
 #include <atomic>
@@ -31,18 +36,26 @@ class ThreadPool {
   void run_on_all(FunctionRef<void(int, int)> fn);
 
  private:
-  struct Job;
   void worker_loop(int index);
-  void dispatch(Job* job);
-  static void run_job(Job* job, int thread_index);
+  void wait_for_generation(uint32_t seen);
+  // Publishes the job set in the fields below and wakes the workers.
+  void publish();
+  void run_chunks(int thread_index);
 
   int n_threads_;
   std::vector<std::thread> workers_;
-  std::atomic<uint32_t> generation_{0};
-  std::atomic<int> pending_{0};
+  // The job: written by the caller before publish(), read by workers that entered it.
+  FunctionRef<void(int64_t, int64_t, int)>* ranged_ = nullptr;
+  FunctionRef<void(int, int)>* all_ = nullptr;
+  int64_t n_ = 0, chunk_ = 1;
+  alignas(64) std::atomic<int64_t> next_{0};
+  // Entry control: generation (high 32 bits) | closed (bit 31) | workers inside (low 31 bits).
+  alignas(64) std::atomic<uint64_t> state_{0};
+  alignas(64) std::atomic<int> finished_{0};  // run_on_all: workers done
+  // The futex word workers wait on: bumped once per job.
+  alignas(64) std::atomic<uint32_t> generation_{0};
   std::atomic<int> sleepers_{0};
   std::atomic<bool> stop_{false};
-  Job* job_ = nullptr;
 };
 
 }  // namespace lowbit

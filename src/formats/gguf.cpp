@@ -116,8 +116,9 @@ void GgufFile::read_metadata(GgufCursor& in, uint64_t kv_count) {
       in.fail_here("appears twice (entries ", it->second, " and ", k, ")");
     const uint32_t type_id = in.read<uint32_t>("value type");
     if (!gguf_value_type_is_known(type_id)) in.fail_here("unknown value type id ", type_id);
+    GgufValue value = read_gguf_value(in, static_cast<GgufValueType>(type_id));
     kv_index_.emplace(std::string(key), kv_.size());
-    kv_.emplace_back(std::string(key), read_gguf_value(in, static_cast<GgufValueType>(type_id)));
+    kv_.emplace_back(std::string(key), std::move(value));
   }
 
   if (const GgufValue* a = find("general.alignment")) {

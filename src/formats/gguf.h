@@ -9,6 +9,8 @@
 // Tensors may sit in any order with gaps, but must be aligned and must not
 // overlap. Type ids 37-39 (bitnet.cpp I8_S/TL1/TL2, upstream retired layouts
 // and MXFP4) are refused with a message saying which formats the id can mean.
+// As in llama.cpp, a file without tensors may end right after its metadata
+// (no padding up to the data section): data_offset() is then the file size.
 #pragma once
 
 #include <cstdint>

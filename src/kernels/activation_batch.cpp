@@ -1,5 +1,6 @@
 #include "core/error.h"
 #include "kernels/matmul.h"
+#include "kernels/vector_ops.h"
 #include "quant/activation_quant.h"
 
 namespace lowbit {
@@ -22,11 +23,16 @@ void ActivationBatch::set(const float* x, int64_t tokens, int64_t k) {
 
 void ActivationBatch::quantize(ThreadPool& pool) const {
   if (quantized_) return;
+  // The vectorized quantization is bit for bit the reference's.
+  static const auto quantize_row = [] {
+    const VectorOps* v = vector_ops();
+    return v != nullptr ? v->quantize_absmax : quantize_activations_absmax_ref;
+  }();
   const int64_t kp = k_padded();
   pool.parallel_for(tokens_, 1, [&](int64_t begin, int64_t end, int) {
     for (int64_t t = begin; t < end; ++t) {
       int8_t* q = q_.data() + t * kp;
-      const ActivationRowQuant r = quantize_activations_absmax_ref(x_ + t * k_, k_, q);
+      const ActivationRowQuant r = quantize_row(x_ + t * k_, k_, q);
       for (int64_t i = k_; i < kp; ++i) q[i] = 0;
       scale_[t] = r.scale;
       sum_[t] = r.sum;

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "kernels/aipc_families.h"
+#include "kernels/float_matmul.h"
 #include "kernels/i2s_matmul.h"
 #include "kernels/tl_matmul.h"
 #include "quant/weight_format.h"
@@ -29,6 +30,7 @@ const std::vector<KernelFamily>& kernel_families() {
     f.push_back(int2_kernel_family());
     f.push_back(int1_kernel_family());
     f.push_back(q8_0_kernel_family());
+    f.push_back(float_kernel_family());
     return f;
   }();
   return families;

@@ -69,19 +69,19 @@ void for_each_ternary_row(const WeightView& w, const TernaryScale& s, ThreadPool
     std::vector<int8_t> t(static_cast<size_t>(w.cols));      // [K]
     for (int64_t r = begin; r < end; ++r) {
       format.dequantize_row(w.data + row_offset(w.type, w.cols, r), values.data(), w.cols);
+      // Branch-free: random signs would defeat the branch predictor.
+      bool all_ternary = true;
       for (int64_t k = 0; k < w.cols; ++k) {
         const float v = values[k];
-        if (v == 0) {
-          t[k] = 0;
-        } else if (v == s.unit) {
-          t[k] = 1;
-        } else if (v == -s.unit) {
-          t[k] = -1;
-        } else {
-          fail("tensor ", w.name, " (", ggml_type_name(w.type), "): weight [", r, "][", k, "] = ", v,
-               " is not ternary (0 or +-", s.unit, ")");
-        }
+        const bool plus = v == s.unit, minus = v == -s.unit;
+        t[k] = static_cast<int8_t>(plus - minus);
+        all_ternary &= plus | minus | (v == 0);
       }
+      if (!all_ternary)
+        for (int64_t k = 0; k < w.cols; ++k)
+          if (values[k] != 0 && values[k] != s.unit && values[k] != -s.unit)
+            fail("tensor ", w.name, " (", ggml_type_name(w.type), "): weight [", r, "][", k, "] = ", values[k],
+                 " is not ternary (0 or +-", s.unit, ")");
       emit(r, t.data());
     }
   });

@@ -9,8 +9,8 @@
 // Lossless (_1): entries are int16 (|entry| <= 3 * 128), stored as two
 // 16-byte vpshufb tables per group, low bytes then high bytes ("pack and
 // unpack": two lookups, then vpunpck{l,h}bw rebuilds the int16).
-// Lossy (_0): one 16-byte int8 table per group, entry' = round(entry / unit)
-// (half away from zero), unit = (largest sum of |a| over a group) / 127 for the
+// Lossy (_0): one 16-byte int8 table per group, entry' = entry / unit rounded
+// to nearest (float arithmetic, ties away from zero), unit = (largest sum of |a| over a group) / 127 for the
 // token, so every entry' is within [-127, 127]; the dot is unit * sum entry'.
 #pragma once
 
@@ -20,11 +20,16 @@
 
 namespace lowbit {
 
-// Bytes of one token's tables.
+// Bytes of one token's tables: groups() tables of 32 (lossless) or 16 bytes.
 int64_t tl_lut_bytes(const TlTiles& tiles, bool lossless);
+int64_t tl_lut_groups(const TlTiles& tiles);  // TL2 groups, then TL1 groups
 
-// Writes one token's tables for q[0, K) (tables of TL2 groups first, then
-// TL1) and returns unit (1 when lossless).
-float build_tl_luts(const TlTiles& tiles, bool lossless, const int8_t* q, uint8_t* lut);
+// The table unit of a token with activations q[0, K) (1 when lossless).
+float tl_lut_unit(const TlTiles& tiles, bool lossless, const int8_t* q);
+
+// Writes the tables of groups [g0, g1) of a token (lut: the token's tables).
+// Groups are independent, so threads may build parts of one token's tables.
+void build_tl_luts(const TlTiles& tiles, bool lossless, float unit, const int8_t* q, int64_t g0, int64_t g1,
+                   uint8_t* lut);
 
 }  // namespace lowbit

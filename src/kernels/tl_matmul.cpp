@@ -16,6 +16,7 @@ namespace {
 // A token's tables are built once and read by every tile; 4 tokens per call
 // keep a tile's indices in L1/L2 while they are looked up for each token.
 constexpr int kTlMaxTokens = 4;
+constexpr int64_t kGroupsPerChunk = 512;  // of table building
 
 struct TlVariant {
   const char* name;
@@ -42,9 +43,16 @@ class TlMatmul final : public TernaryMatmul {
     const size_t need = static_cast<size_t>(in.tokens() * lut_bytes_);
     if (luts_.size() < need) luts_ = AlignedBuffer<uint8_t>(need);  // grows with the batch, then stays
     if (units_.size() < static_cast<size_t>(in.tokens())) units_.resize(static_cast<size_t>(in.tokens()));
-    pool.parallel_for(in.tokens(), 1, [&](int64_t begin, int64_t end, int) {
-      for (int64_t t = begin; t < end; ++t)
-        units_[t] = build_tl_luts(tiles_, lossless_, in.q() + t * in.k_padded(), luts_.data() + t * lut_bytes_);
+    for (int64_t t = 0; t < in.tokens(); ++t) units_[t] = tl_lut_unit(tiles_, lossless_, in.q() + t * in.k_padded());
+    // Split each token's groups too: a single token's tables are built by all threads.
+    const int64_t groups = tl_lut_groups(tiles_);
+    const int64_t chunks = (groups + kGroupsPerChunk - 1) / kGroupsPerChunk;
+    pool.parallel_for(in.tokens() * chunks, 1, [&](int64_t begin, int64_t end, int) {
+      for (int64_t i = begin; i < end; ++i) {
+        const int64_t t = i / chunks, g0 = i % chunks * kGroupsPerChunk;
+        build_tl_luts(tiles_, lossless_, units_[t], in.q() + t * in.k_padded(), g0,
+                      std::min(groups, g0 + kGroupsPerChunk), luts_.data() + t * lut_bytes_);
+      }
     });
   }
 

@@ -62,11 +62,9 @@ void TlTiles::set_row(int64_t r, const int8_t* t) {
   for (int64_t g = 0; g < tl2_groups(); ++g) {
     const SignedIndex s = tl2_index(t[3 * g], t[3 * g + 1], t[3 * g + 2]);
     set_nibble(tile_bytes_ptr + (g / 2) * 64 + row, static_cast<int>(g % 2), s.index);
-    if (s.negative) {
-      uint8_t* word = tile_bytes_ptr + sign_offset() + g * 8;
-      const int bit = sign_bit_of_row(row);
-      word[bit / 8] = static_cast<uint8_t>(word[bit / 8] | (1 << (bit % 8)));
-    }
+    uint8_t* word = tile_bytes_ptr + sign_offset() + g * 8;
+    const int bit = sign_bit_of_row(row);
+    word[bit / 8] = static_cast<uint8_t>(word[bit / 8] | (s.negative << (bit % 8)));
   }
   for (int64_t p = 0; p < tl1_groups(); ++p) {
     const int64_t k = three_cols + 2 * p;

@@ -4,13 +4,16 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "core/half.h"
 #include "model/ops.h"
 
 namespace lowbit {
 
 Decoder::Decoder(const Model& model, ThreadPool& pool, int64_t max_batch, KvCacheType kv_type)
-    : model_(model), pool_(pool), max_batch_(std::max<int64_t>(1, max_batch)), kv_type_(kv_type) {
+    : model_(model),
+      pool_(pool),
+      ops_(best_vector_ops()),
+      max_batch_(std::max<int64_t>(1, max_batch)),
+      kv_type_(kv_type) {
   const ModelConfig& c = model.config();
   const int64_t B = max_batch_, D = c.n_embd, Q = c.q_dim(), KV = c.kv_dim(), F = c.n_ff;
   const auto sz = [](int64_t n) { return static_cast<size_t>(n); };
@@ -24,6 +27,8 @@ Decoder::Decoder(const Model& model, ThreadPool& pool, int64_t max_batch, KvCach
   gate_ = AlignedBuffer<float>(sz(B * F));
   up_ = AlignedBuffer<float>(sz(B * F));
   scores_ = AlignedBuffer<float>(sz(pool.size() * model.n_ctx()));
+  rope_cos_ = AlignedBuffer<float>(sz(B * c.n_rot / 2));
+  rope_sin_ = AlignedBuffer<float>(sz(B * c.n_rot / 2));
   act_ = ActivationBatch(B, std::max({D, Q, F}));
   const int64_t cache = c.n_layer * model.n_ctx() * KV;
   if (kv_type_ == KvCacheType::F16) {
@@ -59,10 +64,37 @@ void Decoder::eval(const int32_t* tokens, int64_t n, float* logits, bool all_log
 
 void Decoder::matmul(const Linear& l, const ActivationBatch& in, float* y) {
   l.matmul->forward(in, y, pool_);
-  if (l.out_scale != 1.0f) {
-    const int64_t n = in.tokens() * l.matmul->rows();
-    for (int64_t i = 0; i < n; ++i) y[i] *= l.out_scale;
-  }
+  if (l.out_scale != 1.0f) ops_.scale(y, in.tokens() * l.matmul->rows(), l.out_scale);
+}
+
+void Decoder::rms_norm_rows(const float* x, const float* weight, int64_t n, int64_t dim, float* out) {
+  const float eps = model_.config().rms_eps;
+  pool_.parallel_for(n, 1, [&](int64_t begin, int64_t end, int) {
+    for (int64_t t = begin; t < end; ++t) ops_.rms_norm(x + t * dim, weight, dim, eps, out + t * dim);
+  });
+}
+
+// RoPE on q and k, then k and v into the cache at positions pos_ .. pos_ + n - 1.
+void Decoder::store_kv(int64_t layer, int64_t n) {
+  const ModelConfig& c = model_.config();
+  const int64_t Q = c.q_dim(), KV = c.kv_dim(), half = c.n_rot / 2;
+  const bool interleaved = c.rope_style == RopeStyle::Interleaved;
+  pool_.parallel_for(n, 1, [&](int64_t begin, int64_t end, int) {
+    for (int64_t t = begin; t < end; ++t) {
+      const float* cos = rope_cos_.data() + t * half;
+      const float* sin = rope_sin_.data() + t * half;
+      ops_.rope_rotate(q_.data() + t * Q, c.n_head, c.head_dim, c.n_rot, cos, sin, interleaved);
+      ops_.rope_rotate(k_.data() + t * KV, c.n_head_kv, c.head_dim, c.n_rot, cos, sin, interleaved);
+      const int64_t at = (layer * model_.n_ctx() + pos_ + t) * KV;
+      if (kv_type_ == KvCacheType::F16) {
+        ops_.to_f16(k_.data() + t * KV, k_cache16_.data() + at, KV);
+        ops_.to_f16(v_.data() + t * KV, v_cache16_.data() + at, KV);
+      } else {
+        std::copy_n(k_.data() + t * KV, KV, k_cache32_.data() + at);
+        std::copy_n(v_.data() + t * KV, KV, v_cache32_.data() + at);
+      }
+    }
+  });
 }
 
 void Decoder::attention(int64_t layer, int64_t n) {
@@ -77,30 +109,14 @@ void Decoder::attention(int64_t layer, int64_t n) {
     float* s = scores_.data() + thread * ctx;
     for (int64_t item = begin; item < end; ++item) {
       const int64_t t = item / H, h = item % H;
-      const int64_t p = pos_ + t;  // attends to positions 0..p
-      const float* qv = q_.data() + t * Q + h * Dh;
-      const int64_t kv_off = (h / group) * Dh;
-      for (int64_t j = 0; j <= p; ++j) {
-        const int64_t at = cache_base + j * KV + kv_off;
-        float dot = 0;
-        if (kv_type_ == KvCacheType::F16) {
-          for (int64_t d = 0; d < Dh; ++d) dot += qv[d] * fp16_to_float(k_cache16_[at + d]);
-        } else {
-          for (int64_t d = 0; d < Dh; ++d) dot += qv[d] * k_cache32_[at + d];
-        }
-        s[j] = dot * scale;
-      }
-      softmax(s, p + 1);
+      const int64_t n_pos = pos_ + t + 1;  // attends to positions 0 .. pos_ + t
+      const float* q = q_.data() + t * Q + h * Dh;
       float* out = att_.data() + t * Q + h * Dh;
-      std::fill(out, out + Dh, 0.0f);
-      for (int64_t j = 0; j <= p; ++j) {
-        const int64_t at = cache_base + j * KV + kv_off;
-        const float w = s[j];
-        if (kv_type_ == KvCacheType::F16) {
-          for (int64_t d = 0; d < Dh; ++d) out[d] += w * fp16_to_float(v_cache16_[at + d]);
-        } else {
-          for (int64_t d = 0; d < Dh; ++d) out[d] += w * v_cache32_[at + d];
-        }
+      const int64_t at = cache_base + (h / group) * Dh;
+      if (kv_type_ == KvCacheType::F16) {
+        ops_.attend_f16(q, k_cache16_.data() + at, v_cache16_.data() + at, KV, n_pos, Dh, scale, s, out);
+      } else {
+        ops_.attend_f32(q, k_cache32_.data() + at, v_cache32_.data() + at, KV, n_pos, Dh, scale, s, out);
       }
     }
   });
@@ -108,63 +124,51 @@ void Decoder::attention(int64_t layer, int64_t n) {
 
 void Decoder::eval_batch(const int32_t* tokens, int64_t n, float* logits, bool all_logits) {
   const ModelConfig& c = model_.config();
-  const int64_t D = c.n_embd, Q = c.q_dim(), KV = c.kv_dim(), F = c.n_ff;
-  const int64_t ctx = model_.n_ctx();
+  const int64_t D = c.n_embd, Q = c.q_dim(), F = c.n_ff, half = c.n_rot / 2;
   float* x = x_.data();
   float* xn = xn_.data();
-  for (int64_t t = 0; t < n; ++t) model_.embed(tokens[t], x + t * D);
+  for (int64_t t = 0; t < n; ++t) {
+    model_.embed(tokens[t], x + t * D);
+    rope_angles(pos_ + t, c.rope_theta, c.n_rot, rope_cos_.data() + t * half, rope_sin_.data() + t * half);
+  }
+  const auto gate_fn = c.ffn_act == FfnActivation::Silu ? ops_.silu_gate : ops_.relu2_gate;
 
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const LayerWeights& L = model_.layers()[static_cast<size_t>(l)];
     // Attention block.
-    for (int64_t t = 0; t < n; ++t) rms_norm(x + t * D, L.attn_norm.data(), D, c.rms_eps, xn + t * D);
+    rms_norm_rows(x, L.attn_norm.data(), n, D, xn);
     act_.set(xn, n, D);
     matmul(L.wq, act_, q_.data());
     matmul(L.wk, act_, k_.data());
     matmul(L.wv, act_, v_.data());
-    for (int64_t t = 0; t < n; ++t) {
-      const int64_t p = pos_ + t;
-      rope(q_.data() + t * Q, c.n_head, c.head_dim, c.n_rot, p, c.rope_theta, c.rope_style);
-      rope(k_.data() + t * KV, c.n_head_kv, c.head_dim, c.n_rot, p, c.rope_theta, c.rope_style);
-      const int64_t at = (l * ctx + p) * KV;
-      for (int64_t i = 0; i < KV; ++i) {
-        if (kv_type_ == KvCacheType::F16) {
-          k_cache16_[at + i] = float_to_fp16(k_[t * KV + i]);
-          v_cache16_[at + i] = float_to_fp16(v_[t * KV + i]);
-        } else {
-          k_cache32_[at + i] = k_[t * KV + i];
-          v_cache32_[at + i] = v_[t * KV + i];
-        }
-      }
-    }
+    store_kv(l, n);
     attention(l, n);
-    if (c.sub_norms)
-      for (int64_t t = 0; t < n; ++t)
-        rms_norm(att_.data() + t * Q, L.attn_sub_norm.data(), Q, c.rms_eps, att_.data() + t * Q);
+    if (c.sub_norms) rms_norm_rows(att_.data(), L.attn_sub_norm.data(), n, Q, att_.data());
     act_.set(att_.data(), n, Q);
     matmul(L.wo, act_, proj_.data());
-    for (int64_t i = 0; i < n * D; ++i) x[i] += proj_[i];
+    ops_.add(x, proj_.data(), n * D);
 
     // Feed-forward block.
-    for (int64_t t = 0; t < n; ++t) rms_norm(x + t * D, L.ffn_norm.data(), D, c.rms_eps, xn + t * D);
+    rms_norm_rows(x, L.ffn_norm.data(), n, D, xn);
     act_.set(xn, n, D);
     matmul(L.w_gate, act_, gate_.data());
     matmul(L.w_up, act_, up_.data());
-    for (int64_t t = 0; t < n; ++t) {
-      float* g = gate_.data() + t * F;
-      gated_activation(g, up_.data() + t * F, F, c.ffn_act);
-      if (c.sub_norms) rms_norm(g, L.ffn_sub_norm.data(), F, c.rms_eps, g);
-    }
+    pool_.parallel_for(n, 1, [&](int64_t begin, int64_t end, int) {
+      for (int64_t t = begin; t < end; ++t) {
+        float* g = gate_.data() + t * F;
+        gate_fn(g, up_.data() + t * F, F);
+        if (c.sub_norms) ops_.rms_norm(g, L.ffn_sub_norm.data(), F, c.rms_eps, g);
+      }
+    });
     act_.set(gate_.data(), n, F);
     matmul(L.w_down, act_, proj_.data());
-    for (int64_t i = 0; i < n * D; ++i) x[i] += proj_[i];
+    ops_.add(x, proj_.data(), n * D);
   }
   pos_ += n;
 
   if (logits == nullptr) return;
   const int64_t first = all_logits ? 0 : n - 1;
-  for (int64_t t = first; t < n; ++t)
-    rms_norm(x + t * D, model_.output_norm().data(), D, c.rms_eps, xn + (t - first) * D);
+  rms_norm_rows(x + first * D, model_.output_norm().data(), n - first, D, xn);
   act_.set(xn, n - first, D);
   matmul(model_.output(), act_, logits);
 }

@@ -9,6 +9,7 @@
 #include "core/aligned_buffer.h"
 #include "core/thread_pool.h"
 #include "kernels/matmul.h"
+#include "kernels/vector_ops.h"
 #include "model/model.h"
 
 namespace lowbit {
@@ -33,10 +34,14 @@ class Decoder {
  private:
   void eval_batch(const int32_t* tokens, int64_t n, float* logits, bool all_logits);
   void matmul(const Linear& l, const ActivationBatch& in, float* y);
+  // out[t] = rms_norm(x[t]) for n tokens of `dim` floats, on the pool.
+  void rms_norm_rows(const float* x, const float* weight, int64_t n, int64_t dim, float* out);
+  void store_kv(int64_t layer, int64_t n);
   void attention(int64_t layer, int64_t n);
 
   const Model& model_;
   ThreadPool& pool_;
+  const VectorOps& ops_;  // vectorized where the CPU allows (kernels/vector_ops.h)
   int64_t max_batch_;
   KvCacheType kv_type_;
   int64_t pos_ = 0;
@@ -52,6 +57,7 @@ class Decoder {
   AlignedBuffer<float> gate_;    // [B][F]
   AlignedBuffer<float> up_;      // [B][F]
   AlignedBuffer<float> scores_;  // [threads][n_ctx]
+  AlignedBuffer<float> rope_cos_, rope_sin_;  // [B][n_rot / 2] for the batch's positions
   ActivationBatch act_;          // shared int8 quantization of xn_ / gate_
   // KV cache, [layer][n_ctx][KV], in f16 (or f32).
   AlignedBuffer<uint16_t> k_cache16_, v_cache16_;

@@ -1,5 +1,8 @@
 #include "model/model.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -63,6 +66,20 @@ std::vector<float> read_vector(const GgufFile& f, const std::string& name, int64
   std::vector<float> v(static_cast<size_t>(n));
   fmt.dequantize_row(t.data, v.data(), n);
   return v;
+}
+
+// Drops this process's pages of [p, p + bytes), a range of the file's
+// read-only mapping, once its weights are repacked into memory the kernel owns
+// (design.md rule 3): the resident size is then the kernel layouts, not the
+// layouts plus the file. Dropping is always safe: whatever still reads the
+// range in place (the embedding rows, the "ref" and "f16" kernels) faults its
+// pages back in from the page cache on first use. Only whole pages inside the
+// range go, so neighbouring tensors are untouched.
+void drop_file_pages(const uint8_t* p, int64_t bytes) {
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(bytes)) / page * page;
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 std::string shape_string(const std::vector<int64_t>& shape) {
@@ -151,6 +168,7 @@ void Model::load_gguf(const LoadOptions& options, ThreadPool& pool) {
       fail(f.path(), ": tensor '", name, "' has shape ", shape_string(t->shape), ", expected [", cols, ", ", rows,
            "]");
     l.matmul = make_matmul({name, t->type, rows, cols, t->data}, options.kernel, pool);
+    drop_file_pages(t->data, static_cast<int64_t>(t->bytes));
     kernel_log_.push_back(cat(name, " ", ggml_type_name(t->type), " ", rows, "x", cols, " -> ",
                               l.matmul->kernel_name()));
     const std::string scale_name = name.substr(0, name.size() - std::strlen("weight")) + "scale";
@@ -181,6 +199,7 @@ void Model::load_gguf(const LoadOptions& options, ThreadPool& pool) {
   output_ = linear("output.weight", c.n_vocab, D, /*required=*/false);
   if (!output_.matmul) {
     output_.matmul = make_matmul(embedding_, options.kernel, pool);
+    drop_file_pages(emb.data, static_cast<int64_t>(emb.bytes));
     kernel_log_.push_back(cat("output (tied token_embd.weight) ", ggml_type_name(emb.type), " ", c.n_vocab, "x",
                               D, " -> ", output_.matmul->kernel_name()));
   }

@@ -54,6 +54,9 @@ class Model {
   // The GGUF file (vocabulary lives there); nullptr for llama2.c checkpoints.
   const GgufFile* gguf() const { return gguf_.get(); }
   bool is_llama2c() const { return llama2c_ != nullptr; }
+  // llama2.c's run.c keeps its KV cache in float; matching its output to the
+  // last digit needs the same (GGUF models use f16, as their engines do).
+  bool prefers_f32_kv_cache() const { return is_llama2c(); }
 
   // x[0, D) = embedding of token.
   void embed(int32_t token, float* x) const;

@@ -1,6 +1,9 @@
 #include "model/ops.h"
 
+#include <algorithm>
 #include <cmath>
+
+#include "core/half.h"
 
 namespace lowbit {
 
@@ -11,20 +14,26 @@ void rms_norm(const float* x, const float* weight, int64_t n, float eps, float* 
   for (int64_t i = 0; i < n; ++i) out[i] = weight[i] * (x[i] * scale);
 }
 
-void rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t pos, float theta, RopeStyle style) {
-  const int64_t half = n_rot / 2;
-  for (int64_t i = 0; i < half; ++i) {
-    // As llama2.c and ggml do it: the frequency and angle in float.
+void rope_angles(int64_t pos, float theta, int64_t n_rot, float* cos, float* sin) {
+  for (int64_t i = 0; i < n_rot / 2; ++i) {
     const float freq = 1.0f / std::pow(theta, static_cast<float>(2 * i) / static_cast<float>(n_rot));
     const float angle = static_cast<float>(pos) * freq;
-    const float c = std::cos(angle), s = std::sin(angle);
-    for (int64_t h = 0; h < n_heads; ++h) {
-      float* v = x + h * head_dim;
-      const int64_t a = style == RopeStyle::Interleaved ? 2 * i : i;
-      const int64_t b = style == RopeStyle::Interleaved ? 2 * i + 1 : i + half;
+    cos[i] = std::cos(angle);
+    sin[i] = std::sin(angle);
+  }
+}
+
+void rope_rotate(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos, const float* sin,
+                 bool interleaved) {
+  const int64_t half = n_rot / 2;
+  for (int64_t h = 0; h < n_heads; ++h) {
+    float* v = x + h * head_dim;
+    for (int64_t i = 0; i < half; ++i) {
+      const int64_t a = interleaved ? 2 * i : i;
+      const int64_t b = interleaved ? 2 * i + 1 : i + half;
       const float v0 = v[a], v1 = v[b];
-      v[a] = v0 * c - v1 * s;
-      v[b] = v0 * s + v1 * c;
+      v[a] = v0 * cos[i] - v1 * sin[i];
+      v[b] = v0 * sin[i] + v1 * cos[i];
     }
   }
 }
@@ -41,15 +50,69 @@ void softmax(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
-void gated_activation(float* gate, const float* up, int64_t n, FfnActivation act) {
-  if (act == FfnActivation::Silu) {
-    for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
-  } else {
-    for (int64_t i = 0; i < n; ++i) {
-      const float r = gate[i] > 0 ? gate[i] : 0.0f;
-      gate[i] = r * r * up[i];
-    }
+void silu_gate(float* gate, const float* up, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
+void relu2_gate(float* gate, const float* up, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float r = gate[i] > 0 ? gate[i] : 0.0f;
+    gate[i] = r * r * up[i];
   }
+}
+
+namespace {
+
+inline float to_float(float v) { return v; }
+inline float to_float(uint16_t h) { return fp16_to_float(h); }
+
+template <class T>
+void attend(const float* q, const T* k, const T* v, int64_t stride, int64_t n_pos, int64_t head_dim, float scale,
+            float* scores, float* out) {
+  for (int64_t j = 0; j < n_pos; ++j) {
+    float dot = 0;
+    for (int64_t d = 0; d < head_dim; ++d) dot += q[d] * to_float(k[j * stride + d]);
+    scores[j] = dot * scale;
+  }
+  softmax(scores, n_pos);
+  std::fill(out, out + head_dim, 0.0f);
+  for (int64_t j = 0; j < n_pos; ++j)
+    for (int64_t d = 0; d < head_dim; ++d) out[d] += scores[j] * to_float(v[j * stride + d]);
+}
+
+void add(float* y, const float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+void scale(float* y, int64_t n, float s) {
+  for (int64_t i = 0; i < n; ++i) y[i] *= s;
+}
+
+void to_f16(const float* x, uint16_t* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = float_to_fp16(x[i]);
+}
+
+}  // namespace
+
+void attend_f16(const float* q, const uint16_t* k, const uint16_t* v, int64_t stride, int64_t n_pos, int64_t head_dim,
+                float scale, float* scores, float* out) {
+  attend(q, k, v, stride, n_pos, head_dim, scale, scores, out);
+}
+
+void attend_f32(const float* q, const float* k, const float* v, int64_t stride, int64_t n_pos, int64_t head_dim,
+                float scale, float* scores, float* out) {
+  attend(q, k, v, stride, n_pos, head_dim, scale, scores, out);
+}
+
+const VectorOps& scalar_vector_ops() {
+  static const VectorOps ops = {"scalar", rms_norm, rope_rotate, softmax, silu_gate, relu2_gate, add, scale,
+                                to_f16, attend_f16, attend_f32, quantize_activations_absmax_ref};
+  return ops;
+}
+
+const VectorOps& best_vector_ops() {
+  const VectorOps* v = vector_ops();
+  return v != nullptr ? *v : scalar_vector_ops();
 }
 
 }  // namespace lowbit

@@ -1,10 +1,12 @@
 // The non-matmul operations of the forward pass, on one token's vector.
-// Scalar and plain on purpose: these are the definitions; the token loop's
-// time goes to the matmuls.
+// Scalar and plain on purpose: these are the definitions. The decoder runs
+// the vectorized table of kernels/vector_ops.h, tested against these, and
+// falls back to scalar_vector_ops() on CPUs without AVX2.
 #pragma once
 
 #include <cstdint>
 
+#include "kernels/vector_ops.h"
 #include "model/model_config.h"
 
 namespace lowbit {
@@ -12,14 +14,35 @@ namespace lowbit {
 // out = x / sqrt(mean(x^2) + eps) * weight. out may alias x.
 void rms_norm(const float* x, const float* weight, int64_t n, float eps, float* out);
 
+// The rotation of RoPE pair i (< n_rot / 2) at position pos: angle
+// pos * theta^(-2i/n_rot), computed in float as llama2.c and ggml do.
+// cos, sin: [n_rot / 2].
+void rope_angles(int64_t pos, float theta, int64_t n_rot, float* cos, float* sin);
+
 // Rotates the first n_rot dims of each of n_heads heads (head_dim apart) of x
-// in place for position pos: pair i turns by pos * theta^(-2i/n_rot).
-void rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t pos, float theta, RopeStyle style);
+// in place by the angles of rope_angles: pairs (2i, 2i+1) when interleaved,
+// else (i, i + n_rot/2).
+void rope_rotate(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos, const float* sin,
+                 bool interleaved);
 
 // In place, numerically stable (max subtracted).
 void softmax(float* x, int64_t n);
 
 // gate[i] = act(gate[i]) * up[i]: SiLU or squared ReLU.
-void gated_activation(float* gate, const float* up, int64_t n, FfnActivation act);
+void silu_gate(float* gate, const float* up, int64_t n);
+void relu2_gate(float* gate, const float* up, int64_t n);
+
+// One query head over n_pos cached positions (row j of k and v at j * stride):
+// softmax(q . k_j * scale) weighted sum of the v_j. scores: [n_pos] scratch.
+void attend_f16(const float* q, const uint16_t* k, const uint16_t* v, int64_t stride, int64_t n_pos, int64_t head_dim,
+                float scale, float* scores, float* out);
+void attend_f32(const float* q, const float* k, const float* v, int64_t stride, int64_t n_pos, int64_t head_dim,
+                float scale, float* scores, float* out);
+
+// These definitions as a VectorOps table ("scalar").
+const VectorOps& scalar_vector_ops();
+
+// vector_ops() where the CPU has one, else scalar_vector_ops().
+const VectorOps& best_vector_ops();
 
 }  // namespace lowbit

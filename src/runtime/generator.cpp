@@ -21,7 +21,7 @@ std::string llama2c_piece(const Tokenizer& tokenizer, int32_t prev, int32_t toke
   return piece;
 }
 
-GenerateResult generate(Decoder& decoder, const Tokenizer& tokenizer, const std::vector<int32_t>& prompt,
+GenerateResult generate_text(Decoder& decoder, const Tokenizer& tokenizer, const std::vector<int32_t>& prompt,
                         const GenerateOptions& options, const std::function<void(std::string_view)>& on_text) {
   if (prompt.empty()) fail("the prompt has no tokens (and the vocabulary adds no BOS)");
   const int64_t V = decoder.model().config().n_vocab;

@@ -33,7 +33,7 @@ struct GenerateResult {
 
 // Streams text to on_text as it is produced. For llama2c_rules the prompt's
 // own pieces are streamed first (as run.c prints them).
-GenerateResult generate(Decoder& decoder, const Tokenizer& tokenizer, const std::vector<int32_t>& prompt,
+GenerateResult generate_text(Decoder& decoder, const Tokenizer& tokenizer, const std::vector<int32_t>& prompt,
                         const GenerateOptions& options, const std::function<void(std::string_view)>& on_text);
 
 // run.c's decode + safe_printf: the text printed for `token` following `prev`.

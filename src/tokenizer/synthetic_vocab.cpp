@@ -37,8 +37,7 @@ Vocab make_synthetic_bpe_vocab(int32_t n_tokens, int32_t n_special, int32_t n_me
   const int64_t n_base = static_cast<int64_t>(n_tokens) - n_special;  // byte + merged tokens
   if (n_special < 0 || n_base < 256)
     fail("synthetic BPE vocabulary: ", n_tokens, " tokens with ", n_special, " special leaves fewer than the 256 byte tokens");
-  if (n_merges < n_base - 256)
-    fail("synthetic BPE vocabulary: ", n_merges, " merges cannot make ", n_base - 256, " merged tokens");
+  if (n_merges < 0) fail("synthetic BPE vocabulary: ", n_merges, " merges");
   const std::vector<std::string> special_names = llama3_special_token_names(n_special);
 
   Rng rng(seed);
@@ -75,8 +74,11 @@ Vocab make_synthetic_bpe_vocab(int32_t n_tokens, int32_t n_special, int32_t n_me
     }
   }
 
-  // Other splits of merged tokens into two tokens; a pair (left, right) makes
-  // one text, so these never repeat a merge.
+  // Fewer merges than merged tokens: the last tokens have no merge, like the
+  // added tokens of real vocabularies (a word equal to one still finds it
+  // under ignore_merges). More: other splits of merged tokens into two tokens;
+  // a pair (left, right) makes one text, so these never repeat a merge.
+  if (made_by.size() > static_cast<size_t>(n_merges)) made_by.resize(static_cast<size_t>(n_merges));
   std::vector<Split> extra;
   for (const Split& made : made_by) {
     const std::string& text = raw[made.result];
@@ -87,7 +89,7 @@ Vocab make_synthetic_bpe_vocab(int32_t n_tokens, int32_t n_special, int32_t n_me
       if (left != id_of.end() && right != id_of.end()) extra.push_back({made.result, left->second, right->second, at});
     }
   }
-  const size_t n_extra = static_cast<size_t>(n_merges - (n_base - 256));
+  const size_t n_extra = static_cast<size_t>(n_merges) - made_by.size();
   if (extra.size() < n_extra)
     fail("synthetic BPE vocabulary: ", n_merges, " merges asked for but only ", made_by.size() + extra.size(),
          " exist among ", n_base, " tokens");

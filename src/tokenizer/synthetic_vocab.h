@@ -12,9 +12,10 @@ namespace lowbit {
 // Byte-level BPE ("llama-bpe") of exactly n_tokens: the 256 byte tokens, then
 // merged tokens each made by a merge of two earlier tokens, then n_special
 // control tokens named as Llama 3's (<|begin_of_text|> = bos, <|end_of_text|>
-// = eos, <|eot_id|> = eot at Llama 3's offsets). n_merges >= the merged tokens:
-// the extra merges are other splits of a token into two tokens (as real
-// vocabularies have). Every merge "a b" has a, b and ab in the vocabulary.
+// = eos, <|eot_id|> = eot at Llama 3's offsets). With more merges than merged
+// tokens the extra merges are other splits of a token into two tokens (as real
+// vocabularies have); with fewer, the last merged tokens have none (as added
+// tokens). Every merge "a b" has a, b and ab in the vocabulary.
 // BitNet b1.58 2B-4T's shape: (128256, 256, 280147). Error when the sizes cannot be met.
 Vocab make_synthetic_bpe_vocab(int32_t n_tokens, int32_t n_special, int32_t n_merges, uint64_t seed);
 

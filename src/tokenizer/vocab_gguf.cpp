@@ -57,6 +57,9 @@ Vocab read_vocab_gguf(const GgufFile& file) {
     vocab.token_types.assign(n, kTokenNormal);
   }
 
+  // Files from before tokenizer.ggml.pre existed get llama.cpp's "default". An
+  // unknown name is an error rather than a guess: the wrong split gives other
+  // token ids and quietly worse output.
   const PreTokenizerSpec* spec = nullptr;
   vocab.pre = std::string(file.get_string_opt("tokenizer.ggml.pre").value_or("default"));
   if (!spm) {

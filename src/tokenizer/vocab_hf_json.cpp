@@ -1,5 +1,7 @@
 #include "tokenizer/vocab_hf_json.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -18,11 +20,6 @@ const json& member(const json& object, const char* key, json::value_t type, cons
   return *it;
 }
 
-int32_t token_id(const json& value, const std::string& where) {
-  if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() >= INT32_MAX)
-    fail(where, ": token id ", value.dump(), " is not an integer in 0..2^31-2");
-  return static_cast<int32_t>(value.get<int64_t>());
-}
 
 std::string merge_text(const json& merge, const std::string& path, size_t index) {
   if (merge.is_string()) return merge.get<std::string>();
@@ -71,31 +68,40 @@ Vocab vocab_from_json(const json& root, const std::string& path) {
   const std::string type = model.value("type", "");
   if (type != "BPE") fail(path, ": model.type \"", type, "\" is not supported (BPE only)");
 
-  // id -> text; unset entries stay flagged so gaps in the ids are found.
-  std::vector<std::string> tokens;
-  std::vector<int32_t> types;
-  auto put = [&](int32_t id, const std::string& text, int32_t token_type) {
-    if (static_cast<size_t>(id) >= tokens.size()) {
-      tokens.resize(static_cast<size_t>(id) + 1);
-      types.resize(static_cast<size_t>(id) + 1, -1);
-    }
+  const json& model_vocab = member(model, "vocab", json::value_t::object, path + ": model");
+  static const json kNoAddedTokens = json::array();
+  const json& added_tokens =
+      root.contains("added_tokens") ? member(root, "added_tokens", json::value_t::array, path) : kNoAddedTokens;
+
+  // id -> text. The ids must be 0..n-1 for the n entries listed; an entry's
+  // type stays -1 until it is seen, so gaps are found.
+  const size_t n_listed = model_vocab.size() + added_tokens.size();
+  std::vector<std::string> tokens(n_listed);
+  std::vector<int32_t> types(n_listed, -1);
+  size_t n = 0;  // 1 + the largest id seen
+  auto put = [&](const json& id_value, const std::string& text, int32_t token_type) {
+    if (!id_value.is_number_integer() || id_value.get<int64_t>() < 0 ||
+        id_value.get<int64_t>() >= static_cast<int64_t>(n_listed))
+      fail(path, ": token \"", text, "\" has id ", id_value.dump(), ", not one of 0..", n_listed - 1,
+           " for the ", n_listed, " tokens listed");
+    const auto id = static_cast<size_t>(id_value.get<int64_t>());
     if (types[id] >= 0 && tokens[id] != text)
       fail(path, ": id ", id, " is both \"", tokens[id], "\" and \"", text, "\"");
     tokens[id] = text;
     types[id] = token_type;
+    n = std::max(n, id + 1);
   };
-  for (const auto& [text, id] : member(model, "vocab", json::value_t::object, path + ": model").items())
-    put(token_id(id, path + ": model.vocab[\"" + text + "\"]"), text, kTokenNormal);
-  if (root.contains("added_tokens")) {
-    for (const json& added : member(root, "added_tokens", json::value_t::array, path)) {
-      const std::string where = path + ": added_tokens";
-      const std::string& text = member(added, "content", json::value_t::string, where).get_ref<const std::string&>();
-      put(token_id(added.value("id", json()), where + " \"" + text + "\""), text,
-          added.value("special", false) ? kTokenControl : kTokenUserDefined);
-    }
+  for (const auto& [text, id] : model_vocab.items()) put(id, text, kTokenNormal);
+  for (const json& added : added_tokens) {
+    const std::string& text =
+        member(added, "content", json::value_t::string, path + ": added_tokens").get_ref<const std::string&>();
+    put(added.value("id", json()), text, added.value("special", false) ? kTokenControl : kTokenUserDefined);
   }
-  for (size_t id = 0; id < types.size(); ++id) {
-    if (types[id] < 0) fail(path, ": no token has id ", id, " (ids must run from 0 to ", types.size() - 1, ")");
+  // An added token may repeat a vocab entry, so fewer ids than entries can be in use.
+  tokens.resize(n);
+  types.resize(n);
+  for (size_t id = 0; id < n; ++id) {
+    if (types[id] < 0) fail(path, ": no token has id ", id, " (ids must run from 0 to ", n - 1, ")");
   }
 
   Vocab vocab;

@@ -157,6 +157,8 @@ std::vector<Case> corrupt_cases() {
        {"tensor 'a.weight'", "has more than 2^63-1 elements"}},
       {"byte-size-overflow", edited([](RawGguf& g) { g.tensors[1].dims = {32, (uint64_t{1} << 58) - 1}; }),
        {"tensor 'b.weight'", "byte size overflows"}},
+      {"row-byte-size-overflow", edited([](RawGguf& g) { g.tensors[0].dims = {uint64_t{1} << 61, 1}; }),
+       {"tensor 'a.weight'", "byte size overflows"}},
       {"truncated-tensor-type", cut("type:b.weight", 2), {"tensor 'b.weight'", "file ends inside the tensor type"}},
       {"type-39", edited([](RawGguf& g) { g.tensors[2].type = 39; }),
        {"tensor 'c.weight'", "type id 39", "MXFP4", "TL2", "neither"}},

@@ -315,6 +315,8 @@ TEST(GgufWriter, RefusesMalformedTensorsAndKeys) {
   expect_error([&] { w.add_tensor("w.dims", GgmlType::F32, {1, 1, 1, 1, 1}, data.data(), 4); },
                {"'w.dims'", "5 dimensions"});
   expect_error([&] { w.add_tensor("w.zero", GgmlType::F32, {4, 0}, data.data(), 0); }, {"'w.zero'", "[4, 0]"});
+  expect_error([&] { w.add_tensor("w.huge", GgmlType::F32, {int64_t{1} << 61}, data.data(), 0); },
+               {"'w.huge'", "byte size overflows"});
   expect_error([&] { w.add_tensor("w.null", GgmlType::F32, {1}, nullptr, 4); }, {"'w.null'", "no data"});
   expect_error([&] { w.add_tensor("", GgmlType::F32, {1}, data.data(), 4); }, {"empty tensor name"});
   w.add_tensor("w.ok", GgmlType::F32, {2}, data.data(), 8);

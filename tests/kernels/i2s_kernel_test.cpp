@@ -183,7 +183,8 @@ TEST(I2sKernel, BlockFormatWithTwoScalesIsRefused) {
   const WeightView w{"two-scales", GgmlType::TQ2_0, n, k, bytes.data()};
   EXPECT_EQ(i2s_score(w, cpu_features()), 0);
   ThreadPool pool(1);
-  EXPECT_EQ(make_matmul(w, "i2s", pool)->kernel_name(), "ref");
+  // Falls back to whatever auto picks for per-block scales.
+  EXPECT_NE(make_matmul(w, "i2s", pool)->kernel_name().substr(0, 4), "i2s/");
 }
 
 // F16 holding {-s, 0, +s}: runnable when forced, never chosen by auto; any
@@ -195,7 +196,8 @@ TEST(I2sKernel, F16TernaryOnlyWhenForced) {
   const auto t = random_ternary(n, k, 9);
   const auto bytes = encode_ternary(GgmlType::F16, t, n, k, s);
   const WeightView w{"f16", GgmlType::F16, n, k, bytes.data()};
-  EXPECT_EQ(make_matmul(w, "auto", pool)->kernel_name(), "ref");
+  const std::string chosen = make_matmul(w, "auto", pool)->kernel_name();
+  EXPECT_TRUE(chosen.rfind("i2s/", 0) != 0 && chosen.rfind("tl", 0) != 0) << chosen;
   const auto x = random_activations(tokens, k, 4);
   ActivationBatch in(tokens, k);
   in.set(x.data(), tokens, k);
@@ -213,7 +215,7 @@ TEST(I2sKernel, F16TernaryOnlyWhenForced) {
   not_ternary[7 * 2] = 0x11;  // some other value
   const WeightView embedding{"emb", GgmlType::F16, n, k, not_ternary.data()};
   EXPECT_EQ(i2s_score(embedding, cpu_features()), 0);
-  EXPECT_EQ(make_matmul(embedding, "i2s", pool)->kernel_name(), "ref");
+  EXPECT_NE(make_matmul(embedding, "i2s", pool)->kernel_name().substr(0, 4), "i2s/");
 }
 
 TEST(I2sKernel, AutoPicksI2sForI2s) {

@@ -126,7 +126,8 @@ TEST(Tl2Kernel, TileDotsAtEveryIsa) {
         }
         for (bool lossless : {true, false}) {
           std::vector<uint8_t> lut(static_cast<size_t>(tl_lut_bytes(tiles, lossless)));
-          const float unit = build_tl_luts(tiles, lossless, q.data(), lut.data());
+          const float unit = tl_lut_unit(tiles, lossless, q.data());
+          build_tl_luts(tiles, lossless, unit, q.data(), 0, tl_lut_groups(tiles), lut.data());
           const auto expect = table_sums(tiles, t, lut.data(), lossless, 0);
           const int64_t groups = tiles.tl2_groups() + tiles.tl1_groups();
           for (const auto& isa : tl_isa_variants()) {

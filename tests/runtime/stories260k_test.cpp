@@ -45,7 +45,7 @@ TEST_P(Stories260K, MatchesLlama2cOracle) {
   g.sampling.temperature = 0;
   g.llama2c_rules = true;
   std::string text;
-  const GenerateResult r = generate(decoder, *tokenizer, ids, g, [&](std::string_view s) { text += s; });
+  const GenerateResult r = generate_text(decoder, *tokenizer, ids, g, [&](std::string_view s) { text += s; });
   std::vector<int32_t> expected_ids = oracle["generated_ids"].get<std::vector<int32_t>>();
   if (!expected_ids.empty() && expected_ids.back() == 1) expected_ids.pop_back();  // BOS ends, never printed
   EXPECT_EQ(r.generated, expected_ids);

@@ -1,0 +1,83 @@
+#include "kernels/float_matmul.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "kernels/float_tile_dots.h"
+
+namespace lowbit {
+
+namespace {
+
+bool is_float_type(GgmlType t) { return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16; }
+
+class FloatMatmul final : public Matmul {
+ public:
+  FloatMatmul(const WeightView& w, FloatTileDots dots, const char* isa)
+      : Matmul(w.rows, w.cols),
+        w_(w),
+        dots_(dots),
+        row_bytes_(ggml_row_bytes(w.type, w.cols)),
+        name_(cat("f16/", isa)) {}
+
+  std::string kernel_name() const override { return name_; }
+  bool uses_int8_activations() const override { return false; }
+  int64_t weight_bytes() const override { return row_bytes_ * rows_; }
+
+  void forward(const ActivationBatch& in, float* y, ThreadPool& pool) const override {
+    if (in.k() != cols_) fail("tensor ", w_.name, ": input has ", in.k(), " features, matrix has ", cols_);
+    const int64_t tiles = (rows_ + kFloatTileRows - 1) / kFloatTileRows;
+    // Many chunks per thread: dynamic balance across fast and slow cores.
+    const int64_t chunk = std::max<int64_t>(1, tiles / (16 * pool.size()));
+    pool.parallel_for(tiles, chunk, [&](int64_t begin, int64_t end, int) {
+      for (int64_t tile = begin; tile < end; ++tile) {
+        const int64_t r0 = tile * kFloatTileRows;
+        const int rows = static_cast<int>(std::min<int64_t>(kFloatTileRows, rows_ - r0));
+        // A tile's rows stay in L1 while every token block passes over them.
+        for (int64_t t0 = 0; t0 < in.tokens(); t0 += kFloatTileTokens) {
+          const int tokens = static_cast<int>(std::min<int64_t>(kFloatTileTokens, in.tokens() - t0));
+          dots_(w_.data + r0 * row_bytes_, row_bytes_, rows, in.x() + t0 * cols_, cols_, tokens, cols_,
+                y + t0 * rows_ + r0, rows_);
+        }
+      }
+    });
+  }
+
+ private:
+  WeightView w_;
+  FloatTileDots dots_;
+  int64_t row_bytes_;
+  std::string name_;
+};
+
+struct FloatIsa {
+  const char* name;
+  FloatTileDots dots;
+};
+
+FloatIsa pick_isa(GgmlType type, const CpuFeatures& cpu) {
+  if (cpu.has_avx512_level()) return {"avx512", float_tile_dots_avx512(type)};
+  if (cpu.has_avx2_level()) return {"avx2", float_tile_dots_avx2(type)};
+  return {"", nullptr};
+}
+
+int float_score(const WeightView& w, const CpuFeatures& cpu) {
+  if (!is_float_type(w.type) || pick_isa(w.type, cpu).dots == nullptr) return 0;
+  return cpu.has_avx512_level() ? 30 : 20;
+}
+
+std::unique_ptr<Matmul> float_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool&) {
+  const FloatIsa isa = pick_isa(w.type, cpu);
+  if (!is_float_type(w.type) || isa.dots == nullptr)
+    fail("tensor ", w.name, ": kernel f16 needs F32, F16 or BF16 weights and AVX2 + F16C (type ",
+         ggml_type_name(w.type), ", cpu: ", cpu.describe(), ")");
+  return std::make_unique<FloatMatmul>(w, isa.dots, isa.name);
+}
+
+}  // namespace
+
+KernelFamily float_kernel_family() {
+  return {"f16", "F16 / BF16 / F32 x float, float accumulation (AVX2+F16C / AVX-512)", float_score, float_make};
+}
+
+}  // namespace lowbit

@@ -1,0 +1,27 @@
+// The inner loops of the "f16" kernel family (float_matmul.h), one per ISA
+// (x86_avx2/, x86_avx512/), called only after run-time CPU detection.
+#pragma once
+
+#include <cstdint>
+
+#include "core/ggml_types.h"
+
+namespace lowbit {
+
+// Rows and tokens per call: a 4 x 4 block of dots keeps 16 accumulators in
+// registers and reads each weight vector once for all its tokens.
+inline constexpr int kFloatTileRows = 4;
+inline constexpr int kFloatTileTokens = 4;
+
+// For rows <= kFloatTileRows weight rows (row r at w + r * row_bytes, k values
+// of the tile's type: F32, F16 or BF16) and tokens <= kFloatTileTokens inputs
+// (token t at x + t * x_stride, k floats):
+//   y[t * y_stride + r] = sum_k W[r][k] * x[t][k], accumulated in float.
+using FloatTileDots = void (*)(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride,
+                               int tokens, int64_t k, float* y, int64_t y_stride);
+
+// nullptr for a type the family does not read.
+FloatTileDots float_tile_dots_avx512(GgmlType type);
+FloatTileDots float_tile_dots_avx2(GgmlType type);
+
+}  // namespace lowbit

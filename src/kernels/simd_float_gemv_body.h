@@ -1,0 +1,116 @@
+// The body of FloatTileDots (float_tile_dots.h), written once over a lane type
+// S (x86_avx2/simd_avx2.h, x86_avx512/simd_avx512.h) and a weight reader.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/float_tile_dots.h"
+
+namespace lowbit::simd {
+
+// Weight readers: kLanes values of a row as floats (partial: the first n, rest 0).
+template <class S>
+struct F32Row {
+  static typename S::V load(const uint8_t* row, int64_t k) { return S::load(reinterpret_cast<const float*>(row) + k); }
+  static typename S::V load_partial(const uint8_t* row, int64_t k, int64_t n) {
+    return S::load_partial(reinterpret_cast<const float*>(row) + k, n);
+  }
+};
+template <class S>
+struct F16Row {
+  static typename S::V load(const uint8_t* row, int64_t k) { return S::load_f16(reinterpret_cast<const uint16_t*>(row) + k); }
+  static typename S::V load_partial(const uint8_t* row, int64_t k, int64_t n) {
+    return S::load_f16_partial(reinterpret_cast<const uint16_t*>(row) + k, n);
+  }
+};
+template <class S>
+struct Bf16Row {
+  static typename S::V load(const uint8_t* row, int64_t k) { return S::load_bf16(reinterpret_cast<const uint16_t*>(row) + k); }
+  static typename S::V load_partial(const uint8_t* row, int64_t k, int64_t n) {
+    return S::load_bf16_partial(reinterpret_cast<const uint16_t*>(row) + k, n);
+  }
+};
+
+// kRows x kTokens dots; kSplit accumulators per dot break the FMA latency
+// chain when there are few dots (a GEMV).
+template <class S, class Row, int kRows, int kTokens, int kSplit>
+void float_tile(const uint8_t* w, int64_t row_bytes, const float* x, int64_t x_stride, int64_t k, float* y,
+                int64_t y_stride) {
+  using V = typename S::V;
+  constexpr int L = S::kLanes;
+  V acc[kSplit][kRows][kTokens];
+  #pragma GCC unroll 64
+  for (int s = 0; s < kSplit; ++s)
+    #pragma GCC unroll 64
+    for (int r = 0; r < kRows; ++r)
+      #pragma GCC unroll 64
+      for (int t = 0; t < kTokens; ++t) acc[s][r][t] = S::zero();
+  int64_t i = 0;
+  for (; i + kSplit * L <= k; i += kSplit * L) {
+    #pragma GCC unroll 64
+    for (int s = 0; s < kSplit; ++s) {
+      V xv[kTokens];
+      #pragma GCC unroll 64
+      for (int t = 0; t < kTokens; ++t) xv[t] = S::load(x + t * x_stride + i + s * L);
+      #pragma GCC unroll 64
+      for (int r = 0; r < kRows; ++r) {
+        const V wv = Row::load(w + r * row_bytes, i + s * L);
+        #pragma GCC unroll 64
+        for (int t = 0; t < kTokens; ++t) acc[s][r][t] = S::fmadd(wv, xv[t], acc[s][r][t]);
+      }
+    }
+  }
+  for (; i < k; i += L) {
+    const int64_t n = k - i < L ? k - i : L;
+    V xv[kTokens];
+    #pragma GCC unroll 64
+    for (int t = 0; t < kTokens; ++t)
+      xv[t] = n == L ? S::load(x + t * x_stride + i) : S::load_partial(x + t * x_stride + i, n);
+    #pragma GCC unroll 64
+    for (int r = 0; r < kRows; ++r) {
+      const V wv = n == L ? Row::load(w + r * row_bytes, i) : Row::load_partial(w + r * row_bytes, i, n);
+      #pragma GCC unroll 64
+      for (int t = 0; t < kTokens; ++t) acc[0][r][t] = S::fmadd(wv, xv[t], acc[0][r][t]);
+    }
+  }
+  #pragma GCC unroll 64
+  for (int r = 0; r < kRows; ++r)
+    #pragma GCC unroll 64
+    for (int t = 0; t < kTokens; ++t) {
+      V sum = acc[0][r][t];
+      #pragma GCC unroll 64
+      for (int s = 1; s < kSplit; ++s) sum = S::add(sum, acc[s][r][t]);
+      y[t * y_stride + r] = S::reduce_add(sum);
+    }
+}
+
+// Full tiles of kFloatTileRows rows; a partial tile goes row by row.
+template <class S, class Row, int kRows>
+void float_tile_rows(const uint8_t* w, int64_t row_bytes, const float* x, int64_t x_stride, int tokens, int64_t k,
+                     float* y, int64_t y_stride) {
+  switch (tokens) {
+    case 1: return float_tile<S, Row, kRows, 1, 2>(w, row_bytes, x, x_stride, k, y, y_stride);
+    case 2: return float_tile<S, Row, kRows, 2, 1>(w, row_bytes, x, x_stride, k, y, y_stride);
+    case 3: return float_tile<S, Row, kRows, 3, 1>(w, row_bytes, x, x_stride, k, y, y_stride);
+    default: return float_tile<S, Row, kRows, 4, 1>(w, row_bytes, x, x_stride, k, y, y_stride);
+  }
+}
+
+template <class S, class Row>
+void float_tile_dots(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride, int tokens,
+                     int64_t k, float* y, int64_t y_stride) {
+  if (rows == kFloatTileRows) return float_tile_rows<S, Row, kFloatTileRows>(w, row_bytes, x, x_stride, tokens, k, y, y_stride);
+  for (int r = 0; r < rows; ++r) float_tile_rows<S, Row, 1>(w + r * row_bytes, row_bytes, x, x_stride, tokens, k, y + r, y_stride);
+}
+
+template <class S>
+FloatTileDots float_tile_dots_for(GgmlType type) {
+  switch (type) {
+    case GgmlType::F32: return float_tile_dots<S, F32Row<S>>;
+    case GgmlType::F16: return float_tile_dots<S, F16Row<S>>;
+    case GgmlType::BF16: return float_tile_dots<S, Bf16Row<S>>;
+    default: return nullptr;
+  }
+}
+
+}  // namespace lowbit::simd

@@ -1,0 +1,232 @@
+// The bodies of VectorOps (vector_ops.h), written once over a lane type S
+// (x86_avx2/simd_avx2.h, x86_avx512/simd_avx512.h) and instantiated by each
+// ISA's file. Every loop takes whole vectors, then one partial vector.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/vector_ops.h"
+
+namespace lowbit::simd {
+
+// exp(x) to ~1 ulp on [-87.3, 88] (Cephes' expf polynomial); inputs are
+// clamped to that range, so exp(-inf) gives ~1e-38 rather than 0.
+template <class S>
+typename S::V exp(typename S::V x) {
+  using V = typename S::V;
+  x = S::min(S::max(x, S::set1(-87.3f)), S::set1(88.0f));
+  const V n = S::floor(S::fmadd(x, S::set1(1.44269504088896341f), S::set1(0.5f)));
+  x = S::fnmadd(n, S::set1(0.693359375f), x);
+  x = S::fnmadd(n, S::set1(-2.12194440e-4f), x);
+  V p = S::set1(1.9875691500e-4f);
+  p = S::fmadd(p, x, S::set1(1.3981999507e-3f));
+  p = S::fmadd(p, x, S::set1(8.3334519073e-3f));
+  p = S::fmadd(p, x, S::set1(4.1665795894e-2f));
+  p = S::fmadd(p, x, S::set1(1.6666665459e-1f));
+  p = S::fmadd(p, x, S::set1(5.0000001201e-1f));
+  p = S::fmadd(p, S::mul(x, x), S::add(x, S::set1(1.0f)));
+  return S::mul(p, S::pow2(n));
+}
+
+// Calls f(i, lanes) over [0, n) in whole vectors, then f(i, rest) once.
+template <class S, class F>
+inline void for_lanes(int64_t n, F&& f) {
+  int64_t i = 0;
+  for (; i + S::kLanes <= n; i += S::kLanes) f(i, int64_t{S::kLanes});
+  if (i < n) f(i, n - i);
+}
+
+template <class S>
+typename S::V load_n(const float* p, int64_t n) {
+  return n == S::kLanes ? S::load(p) : S::load_partial(p, n);
+}
+template <class S>
+void store_n(float* p, typename S::V v, int64_t n) {
+  if (n == S::kLanes) {
+    S::store(p, v);
+  } else {
+    S::store_partial(p, v, n);
+  }
+}
+template <class S>
+typename S::V load_n(const uint16_t* p, int64_t n) {
+  return n == S::kLanes ? S::load_f16(p) : S::load_f16_partial(p, n);
+}
+
+template <class S>
+void rms_norm(const float* x, const float* weight, int64_t n, float eps, float* out) {
+  typename S::V ss[2] = {S::zero(), S::zero()};
+  int64_t i = 0;
+  for (; i + 2 * S::kLanes <= n; i += 2 * S::kLanes) {
+    const auto a = S::load(x + i), b = S::load(x + i + S::kLanes);
+    ss[0] = S::fmadd(a, a, ss[0]);
+    ss[1] = S::fmadd(b, b, ss[1]);
+  }
+  for_lanes<S>(n - i, [&](int64_t j, int64_t m) {
+    const auto a = load_n<S>(x + i + j, m);
+    ss[0] = S::fmadd(a, a, ss[0]);
+  });
+  const double sum = S::reduce_add(S::add(ss[0], ss[1]));
+  const auto scale = S::set1(static_cast<float>(1.0 / std::sqrt(sum / static_cast<double>(n) + eps)));
+  for_lanes<S>(n, [&](int64_t j, int64_t m) {
+    store_n<S>(out + j, S::mul(load_n<S>(weight + j, m), S::mul(load_n<S>(x + j, m), scale)), m);
+  });
+}
+
+template <class S>
+void rope_rotate(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos, const float* sin,
+                 bool interleaved) {
+  const int64_t half = n_rot / 2;
+  for (int64_t h = 0; h < n_heads; ++h) {
+    float* v = x + h * head_dim;
+    if (interleaved) {
+      // Pairs are adjacent: cheap enough in scalar next to the matmuls.
+      for (int64_t i = 0; i < half; ++i) {
+        const float v0 = v[2 * i], v1 = v[2 * i + 1];
+        v[2 * i] = v0 * cos[i] - v1 * sin[i];
+        v[2 * i + 1] = v0 * sin[i] + v1 * cos[i];
+      }
+      continue;
+    }
+    for_lanes<S>(half, [&](int64_t i, int64_t m) {
+      const auto a = load_n<S>(v + i, m), b = load_n<S>(v + half + i, m);
+      const auto c = load_n<S>(cos + i, m), s = load_n<S>(sin + i, m);
+      store_n<S>(v + i, S::sub(S::mul(a, c), S::mul(b, s)), m);
+      store_n<S>(v + half + i, S::add(S::mul(a, s), S::mul(b, c)), m);
+    });
+  }
+}
+
+template <class S>
+void softmax(float* x, int64_t n) {
+  auto vmax = S::set1(-INFINITY);
+  int64_t i = 0;
+  for (; i + S::kLanes <= n; i += S::kLanes) vmax = S::max(vmax, S::load(x + i));
+  float max = S::reduce_max(vmax);
+  for (; i < n; ++i) max = std::fmax(max, x[i]);
+  const auto vm = S::set1(max);
+  auto sum = S::zero();
+  for_lanes<S>(n, [&](int64_t j, int64_t m) {
+    const auto e = exp<S>(S::sub(load_n<S>(x + j, m), vm));
+    store_n<S>(x + j, e, m);
+    sum = S::add(sum, m == S::kLanes ? e : load_n<S>(x + j, m));  // reloaded: lanes past n read 0
+  });
+  const auto inv = S::set1(static_cast<float>(1.0 / static_cast<double>(S::reduce_add(sum))));
+  for_lanes<S>(n, [&](int64_t j, int64_t m) { store_n<S>(x + j, S::mul(load_n<S>(x + j, m), inv), m); });
+}
+
+template <class S>
+void silu_gate(float* gate, const float* up, int64_t n) {
+  const auto one = S::set1(1.0f);
+  for_lanes<S>(n, [&](int64_t i, int64_t m) {
+    const auto g = load_n<S>(gate + i, m);
+    const auto silu = S::div(g, S::add(one, exp<S>(S::sub(S::zero(), g))));
+    store_n<S>(gate + i, S::mul(silu, load_n<S>(up + i, m)), m);
+  });
+}
+
+template <class S>
+void relu2_gate(float* gate, const float* up, int64_t n) {
+  for_lanes<S>(n, [&](int64_t i, int64_t m) {
+    const auto r = S::max(load_n<S>(gate + i, m), S::zero());
+    store_n<S>(gate + i, S::mul(S::mul(r, r), load_n<S>(up + i, m)), m);
+  });
+}
+
+template <class S>
+void add(float* y, const float* x, int64_t n) {
+  for_lanes<S>(n, [&](int64_t i, int64_t m) { store_n<S>(y + i, S::add(load_n<S>(y + i, m), load_n<S>(x + i, m)), m); });
+}
+
+template <class S>
+void scale(float* y, int64_t n, float s) {
+  const auto vs = S::set1(s);
+  for_lanes<S>(n, [&](int64_t i, int64_t m) { store_n<S>(y + i, S::mul(load_n<S>(y + i, m), vs), m); });
+}
+
+template <class S>
+void to_f16(const float* x, uint16_t* y, int64_t n) {
+  for_lanes<S>(n, [&](int64_t i, int64_t m) {
+    if (m == S::kLanes) {
+      S::store_f16(y + i, S::load(x + i));
+    } else {
+      S::store_f16_partial(y + i, S::load_partial(x + i, m), m);
+    }
+  });
+}
+
+template <class S, class T>
+float dot(const float* q, const T* k, int64_t n) {
+  typename S::V acc[2] = {S::zero(), S::zero()};
+  int64_t i = 0;
+  for (; i + 2 * S::kLanes <= n; i += 2 * S::kLanes) {
+    acc[0] = S::fmadd(S::load(q + i), load_n<S>(k + i, S::kLanes), acc[0]);
+    acc[1] = S::fmadd(S::load(q + i + S::kLanes), load_n<S>(k + i + S::kLanes, S::kLanes), acc[1]);
+  }
+  for_lanes<S>(n - i, [&](int64_t j, int64_t m) {
+    acc[0] = S::fmadd(load_n<S>(q + i + j, m), load_n<S>(k + i + j, m), acc[0]);
+  });
+  return S::reduce_add(S::add(acc[0], acc[1]));
+}
+
+template <class S, class T>
+void attend(const float* q, const T* k, const T* v, int64_t stride, int64_t n_pos, int64_t head_dim, float scale,
+            float* scores, float* out) {
+  for (int64_t j = 0; j < n_pos; ++j) scores[j] = dot<S>(q, k + j * stride, head_dim) * scale;
+  softmax<S>(scores, n_pos);
+  // out in registers, kAcc vectors (kAcc * kLanes dims) per pass over the positions.
+  constexpr int kAcc = 8;
+  for (int64_t d0 = 0; d0 < head_dim; d0 += kAcc * S::kLanes) {
+    typename S::V acc[kAcc];
+    #pragma GCC unroll 8
+    for (auto& a : acc) a = S::zero();
+    const int64_t dims = std::min<int64_t>(kAcc * S::kLanes, head_dim - d0);
+    const int vectors = static_cast<int>((dims + S::kLanes - 1) / S::kLanes);
+    for (int64_t j = 0; j < n_pos; ++j) {
+      const auto w = S::set1(scores[j]);
+      const T* vj = v + j * stride + d0;
+      #pragma GCC unroll 8
+      for (int a = 0; a < kAcc; ++a)
+        if (a < vectors) acc[a] = S::fmadd(w, load_n<S>(vj + a * S::kLanes, std::min<int64_t>(S::kLanes, dims - a * S::kLanes)), acc[a]);
+    }
+    for (int a = 0; a < vectors; ++a)
+      store_n<S>(out + d0 + a * S::kLanes, acc[a], std::min<int64_t>(S::kLanes, dims - a * S::kLanes));
+  }
+}
+
+// Bit for bit quantize_activations_absmax_ref: max |x| is exact in float, the
+// scale is computed in double as there, q = x * s rounded half away from zero.
+template <class S>
+ActivationRowQuant quantize_absmax(const float* x, int64_t n, int8_t* q) {
+  auto vmax = S::zero();
+  for_lanes<S>(n, [&](int64_t i, int64_t m) { vmax = S::max(vmax, S::abs(load_n<S>(x + i, m))); });
+  const double max = std::fmax(1e-5, static_cast<double>(S::reduce_max(vmax)));
+  const float s = static_cast<float>(127.0 / max);
+  const auto vs = S::set1(s), half = S::set1(0.5f), one = S::set1(1.0f);
+  const auto lo = S::set1(-128.0f), hi = S::set1(127.0f);
+  auto sum = S::zero_i32();
+  for_lanes<S>(n, [&](int64_t i, int64_t m) {
+    const auto v = S::mul(load_n<S>(x + i, m), vs);
+    const auto t = S::trunc(v);
+    const auto r = S::min(S::max(S::add(t, S::signed_where_abs_ge(S::sub(v, t), half, one)), lo), hi);
+    const auto qi = S::to_i32(r);
+    sum = S::add_i32(sum, qi);
+    if (m == S::kLanes) {
+      S::store_i8(q + i, qi);
+    } else {
+      S::store_i8_partial(q + i, qi, m);
+    }
+  });
+  return {s, S::reduce_add_i32(sum)};
+}
+
+template <class S>
+VectorOps make_vector_ops() {
+  return {S::kName,          rms_norm<S>,      rope_rotate<S>,         softmax<S>,
+          silu_gate<S>,      relu2_gate<S>,    add<S>,                 scale<S>,
+          to_f16<S>,         attend<S, uint16_t>, attend<S, float>,    quantize_absmax<S>};
+}
+
+}  // namespace lowbit::simd

@@ -1,0 +1,53 @@
+// The forward pass's non-matmul ops, vectorized: one table of functions per
+// ISA level, chosen once from the CPU's features. The scalar definitions they
+// must match (within float tolerance; quantize_absmax bit for bit) are
+// src/model/ops.cpp, which fills the same table for CPUs without AVX2.
+// Nothing here shows intrinsics: ISA code lives in x86_avx2/ and x86_avx512/.
+#pragma once
+
+#include <cstdint>
+
+#include "core/cpu_features.h"
+#include "quant/activation_quant.h"
+
+namespace lowbit {
+
+struct VectorOps {
+  const char* isa;  // "scalar", "avx2", "avx512"
+  // out = x / sqrt(mean(x^2) + eps) * weight. out may alias x.
+  void (*rms_norm)(const float* x, const float* weight, int64_t n, float eps, float* out);
+  // Turns pair i of each of n_heads heads (head_dim apart) of x by the angle
+  // whose cos / sin are cos[i] / sin[i], i < n_rot / 2. Interleaved pairs are
+  // (2i, 2i+1); otherwise (i, i + n_rot/2).
+  void (*rope_rotate)(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos, const float* sin,
+                      bool interleaved);
+  // In place, max subtracted.
+  void (*softmax)(float* x, int64_t n);
+  // gate[i] = silu(gate[i]) * up[i], resp. max(gate[i], 0)^2 * up[i].
+  void (*silu_gate)(float* gate, const float* up, int64_t n);
+  void (*relu2_gate)(float* gate, const float* up, int64_t n);
+  // y[i] += x[i]; y[i] *= s.
+  void (*add)(float* y, const float* x, int64_t n);
+  void (*scale)(float* y, int64_t n, float s);
+  // y[i] = fp16(x[i]), round to nearest even.
+  void (*to_f16)(const float* x, uint16_t* y, int64_t n);
+  // One query head over n_pos cached positions (row j of k / v at j * stride):
+  // scores[j] = q . k_j * scale, softmax, out = sum_j scores[j] v_j.
+  // scores: [n_pos] scratch; out: [head_dim].
+  void (*attend_f16)(const float* q, const uint16_t* k, const uint16_t* v, int64_t stride, int64_t n_pos,
+                     int64_t head_dim, float scale, float* scores, float* out);
+  void (*attend_f32)(const float* q, const float* k, const float* v, int64_t stride, int64_t n_pos, int64_t head_dim,
+                     float scale, float* scores, float* out);
+  // BitNet's per-token absmax int8 quantization, exactly
+  // quantize_activations_absmax_ref (same q, scale and sum).
+  ActivationRowQuant (*quantize_absmax)(const float* x, int64_t n, int8_t* q);
+};
+
+// The best table `cpu` can run, or nullptr when it lacks the AVX2 level.
+const VectorOps* vector_ops(const CpuFeatures& cpu = cpu_features());
+
+// Per ISA, for tests (each needs the matching CPU level).
+const VectorOps& vector_ops_avx2();
+const VectorOps& vector_ops_avx512();
+
+}  // namespace lowbit

@@ -1,0 +1,86 @@
+// 16 float lanes of a zmm, as the ISA-neutral op bodies (kernels/simd_body_*.h)
+// expect them. Included only by files built with AVX-512 flags.
+#pragma once
+
+// GCC 12's AVX-512 headers trip -Wuninitialized on their own
+// _mm512_undefined_* placeholders once inlined; the warning is about the header.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+namespace lowbit::simd {
+
+struct Avx512 {
+  using V = __m512;
+  static constexpr int kLanes = 16;
+  static constexpr const char* kName = "avx512";
+
+  static V zero() { return _mm512_setzero_ps(); }
+  static V set1(float v) { return _mm512_set1_ps(v); }
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  // The first n (< kLanes) lanes; the rest read as 0 / are left alone.
+  static __mmask16 mask(int64_t n) { return static_cast<__mmask16>((1u << n) - 1); }
+  static V load_partial(const float* p, int64_t n) { return _mm512_maskz_loadu_ps(mask(n), p); }
+  static void store_partial(float* p, V v, int64_t n) { _mm512_mask_storeu_ps(p, mask(n), v); }
+  static V load_f16(const uint16_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+  static V load_f16_partial(const uint16_t* p, int64_t n) { return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask(n), p)); }
+  static V load_bf16(const uint16_t* p) {
+    const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+  }
+  static V load_bf16_partial(const uint16_t* p, int64_t n) {
+    const __m512i w = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask(n), p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+  }
+  // Round to nearest even, as float_to_fp16 does.
+  static void store_f16(uint16_t* p, V v) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+  static void store_f16_partial(uint16_t* p, V v, int64_t n) {
+    _mm256_mask_storeu_epi16(p, mask(n), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+  static void prefetch(const void* p) { _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T0); }
+
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+  static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static V div(V a, V b) { return _mm512_div_ps(a, b); }
+  static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }  // a * b + c
+  static V fnmadd(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }  // c - a * b
+  static V max(V a, V b) { return _mm512_max_ps(a, b); }
+  static V min(V a, V b) { return _mm512_min_ps(a, b); }
+  static V abs(V a) { return _mm512_abs_ps(a); }
+  static V floor(V a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
+  static V trunc(V a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC); }
+  // x with a's lanes where a > b, else 0.
+  static V select_gt(V a, V b, V x) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(a, b, _CMP_GT_OQ), x); }
+  // Lanes where |a| >= b get a's sign copied onto x, the others 0.
+  static V signed_where_abs_ge(V a, V b, V x) {
+    const __mmask16 m = _mm512_cmp_ps_mask(abs(a), b, _CMP_GE_OQ);
+    const __m512 sign = _mm512_and_ps(a, _mm512_castsi512_ps(_mm512_set1_epi32(INT32_MIN)));
+    return _mm512_maskz_mov_ps(m, _mm512_or_ps(x, sign));
+  }
+  // 2^n for integer-valued n in [-126, 127].
+  static V pow2(V n) {
+    const __m512i e = _mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));
+  }
+  // Integer lanes (int32), for int8 quantization.
+  using I = __m512i;
+  static I to_i32(V a) { return _mm512_cvtps_epi32(a); }  // a integer-valued: exact
+  static I add_i32(I a, I b) { return _mm512_add_epi32(a, b); }
+  static I zero_i32() { return _mm512_setzero_si512(); }
+  static int32_t reduce_add_i32(I a) { return _mm512_reduce_add_epi32(a); }
+  // Lanes in [-128, 127] to bytes.
+  static void store_i8(int8_t* p, I a) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_cvtepi32_epi8(a)); }
+  static void store_i8_partial(int8_t* p, I a, int64_t n) { _mm512_mask_cvtepi32_storeu_epi8(p, mask(n), a); }
+
+  static float reduce_add(V a) { return _mm512_reduce_add_ps(a); }
+  static float reduce_max(V a) { return _mm512_reduce_max_ps(a); }
+};
+
+}  // namespace lowbit::simd

@@ -1,0 +1,81 @@
+#include "runtime/kl_divergence.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace lowbit {
+
+void log_softmax(const float* logits, int64_t n, float* out) {
+  const float max = *std::max_element(logits, logits + n);
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += std::exp(static_cast<double>(logits[i] - max));
+  const double shift = max + std::log(sum);
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(logits[i] - shift);
+}
+
+double kl_divergence(const float* log_p, const float* log_q, int64_t n) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double p = std::exp(static_cast<double>(log_p[i]));
+    if (p > 0) sum += p * (static_cast<double>(log_p[i]) - log_q[i]);
+  }
+  return sum;
+}
+
+int64_t argmax(const float* v, int64_t n) { return std::max_element(v, v + n) - v; }
+
+void DistributionComparison::add(const float* base_log_probs, const float* log_probs, int64_t n_vocab,
+                                 int32_t target) {
+  const double kld = kl_divergence(base_log_probs, log_probs, n_vocab);
+  kld_sum_ += kld;
+  kld_sum2_ += kld * kld;
+  max_kld_ = std::max(max_kld_, kld);
+  ++count_;
+  if (argmax(base_log_probs, n_vocab) == argmax(log_probs, n_vocab)) ++same_top_;
+  if (target < 0) return;
+  const double dp = std::exp(static_cast<double>(log_probs[target])) - std::exp(static_cast<double>(base_log_probs[target]));
+  abs_dp_sum_ += std::fabs(dp);
+  max_abs_dp_ = std::max(max_abs_dp_, std::fabs(dp));
+  ++dp_count_;
+  nll_.add(-static_cast<double>(log_probs[target]));
+  base_nll_.add(-static_cast<double>(base_log_probs[target]));
+}
+
+double DistributionComparison::mean_kld() const { return count_ > 0 ? kld_sum_ / static_cast<double>(count_) : 0.0; }
+
+double DistributionComparison::kld_error() const {
+  if (count_ < 2) return 0.0;
+  const double m = mean_kld();
+  const double variance = kld_sum2_ / static_cast<double>(count_) - m * m;
+  return variance > 0 ? std::sqrt(variance / static_cast<double>(count_ - 1)) : 0.0;
+}
+
+double DistributionComparison::top1_agreement() const {
+  return count_ > 0 ? static_cast<double>(same_top_) / static_cast<double>(count_) : 0.0;
+}
+
+double DistributionComparison::top1_error() const {
+  if (count_ < 2) return 0.0;
+  const double f = top1_agreement();
+  return std::sqrt(f * (1 - f) / static_cast<double>(count_ - 1));
+}
+
+double DistributionComparison::mean_abs_dp() const {
+  return dp_count_ > 0 ? abs_dp_sum_ / static_cast<double>(dp_count_) : 0.0;
+}
+
+void LogitDifference::add(const float* base, const float* other, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    max_abs_base = std::max(max_abs_base, std::fabs(static_cast<double>(base[i])));
+    const double d = std::fabs(static_cast<double>(other[i]) - base[i]);
+    max_abs_diff = std::max(max_abs_diff, std::isnan(d) ? HUGE_VAL : d);  // a NaN is never noise
+  }
+}
+
+double LogitDifference::relative() const { return max_abs_base > 0 ? max_abs_diff / max_abs_base : max_abs_diff; }
+
+bool LogitDifference::within(double relative_tolerance) const {
+  return max_abs_diff <= relative_tolerance * max_abs_base;
+}
+
+}  // namespace lowbit

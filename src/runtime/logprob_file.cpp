@@ -1,0 +1,134 @@
+#include "runtime/logprob_file.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+#include "core/error.h"
+#include "runtime/kl_divergence.h"
+
+namespace lowbit {
+
+namespace {
+
+constexpr char kMagic[8] = {'l', 'o', 'w', 'b', 'i', 't', 'L', 'P'};
+constexpr uint32_t kVersion = 1;
+constexpr int64_t kHeaderWords = 5;  // version, n_vocab, n_ctx, n_chunks, first
+
+void write_bytes(std::FILE* f, const void* data, size_t n, const std::string& path) {
+  if (std::fwrite(data, 1, n, f) != n) fail(path, ": write failed (disk full?)");
+}
+
+void read_bytes(std::FILE* f, void* data, size_t n, const std::string& path) {
+  if (std::fread(data, 1, n, f) != n) fail(path, ": unexpected end of file");
+}
+
+}  // namespace
+
+int64_t logprob_record_bytes(int64_t n_vocab) { return 8 + 2 * n_vocab; }
+
+void encode_logprob_record(const float* logits, int64_t n, uint8_t* record) {
+  std::vector<float> lp(static_cast<size_t>(n));
+  log_softmax(logits, n, lp.data());
+  const auto [min_it, max_it] = std::minmax_element(lp.begin(), lp.end());
+  const float top = *max_it;
+  const float lo = std::max(*min_it, top - kLogprobRange);
+  const float step = (top - lo) / 65535.0f;
+  std::memcpy(record, &lo, 4);
+  std::memcpy(record + 4, &step, 4);
+  for (int64_t i = 0; i < n; ++i) {
+    const float c = step > 0 ? std::nearbyint((lp[static_cast<size_t>(i)] - lo) / step) : 0.0f;
+    const uint16_t code = static_cast<uint16_t>(std::clamp(c, 0.0f, 65535.0f));
+    std::memcpy(record + 8 + 2 * i, &code, 2);
+  }
+}
+
+void decode_logprob_record(const uint8_t* record, int64_t n, float* log_probs) {
+  float lo, step;
+  std::memcpy(&lo, record, 4);
+  std::memcpy(&step, record + 4, 4);
+  for (int64_t i = 0; i < n; ++i) {
+    uint16_t code;
+    std::memcpy(&code, record + 8 + 2 * i, 2);
+    log_probs[i] = lo + step * code;
+  }
+  // Renormalize: log_softmax of log-probabilities subtracts their log-sum-exp.
+  log_softmax(log_probs, n, log_probs);
+}
+
+LogprobFileWriter::LogprobFileWriter(const std::string& path, const LogprobFileHeader& h)
+    : path_(path), n_vocab_(h.n_vocab), expected_(h.n_chunks * h.scored_per_chunk()) {
+  if (static_cast<int64_t>(h.tokens.size()) != h.n_chunks * h.n_ctx)
+    fail(path, ": header has ", h.tokens.size(), " tokens for ", h.n_chunks, " chunks of ", h.n_ctx);
+  file_ = std::fopen(path.c_str(), "wb");
+  if (file_ == nullptr) fail(path, ": cannot create: ", std::strerror(errno));
+  write_bytes(file_, kMagic, 8, path_);
+  const uint32_t words[kHeaderWords] = {kVersion, static_cast<uint32_t>(h.n_vocab), static_cast<uint32_t>(h.n_ctx),
+                                        static_cast<uint32_t>(h.n_chunks), static_cast<uint32_t>(h.first)};
+  write_bytes(file_, words, sizeof(words), path_);
+  write_bytes(file_, h.tokens.data(), h.tokens.size() * 4, path_);
+  record_.resize(static_cast<size_t>(logprob_record_bytes(n_vocab_)));
+}
+
+LogprobFileWriter::~LogprobFileWriter() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+void LogprobFileWriter::add(const float* logits) {
+  if (written_ >= expected_) fail(path_, ": more records than the header's ", expected_);
+  encode_logprob_record(logits, n_vocab_, record_.data());
+  write_bytes(file_, record_.data(), record_.size(), path_);
+  ++written_;
+}
+
+void LogprobFileWriter::finish() {
+  if (written_ != expected_) fail(path_, ": wrote ", written_, " records, the header promises ", expected_);
+  const int rc = std::fclose(file_);
+  file_ = nullptr;
+  if (rc != 0) fail(path_, ": close failed: ", std::strerror(errno));
+}
+
+LogprobFileReader::LogprobFileReader(const std::string& path) : path_(path) {
+  file_ = std::fopen(path.c_str(), "rb");
+  if (file_ == nullptr) fail(path, ": cannot open: ", std::strerror(errno));
+  char magic[8];
+  read_bytes(file_, magic, 8, path_);
+  if (std::memcmp(magic, kMagic, 8) != 0)
+    fail(path, ": not a lowbit log-probability file (write one with lowbit perplexity --kld-base)");
+  uint32_t words[kHeaderWords];
+  read_bytes(file_, words, sizeof(words), path_);
+  if (words[0] != kVersion) fail(path, ": version ", words[0], ", this lowbit reads version ", kVersion);
+  LogprobFileHeader& h = header_;
+  h.n_vocab = words[1];
+  h.n_ctx = words[2];
+  h.n_chunks = words[3];
+  h.first = words[4];
+  if (h.n_vocab < 1 || h.n_ctx < 4 || h.first >= h.n_ctx - 1 || h.n_chunks < 1)
+    fail(path, ": header values out of range (n_vocab ", h.n_vocab, ", n_ctx ", h.n_ctx, ", n_chunks ", h.n_chunks,
+         ", first ", h.first, ")");
+  total_ = h.n_chunks * h.scored_per_chunk();
+  const uintmax_t want = 8 + 4 * kHeaderWords + 4 * static_cast<uintmax_t>(h.n_chunks * h.n_ctx) +
+                         static_cast<uintmax_t>(total_ * logprob_record_bytes(h.n_vocab));
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) fail(path, ": cannot read its size: ", ec.message());
+  if (size != want) fail(path, ": file has ", size, " bytes, its header implies ", want, " (truncated?)");
+  h.tokens.resize(static_cast<size_t>(h.n_chunks * h.n_ctx));
+  read_bytes(file_, h.tokens.data(), h.tokens.size() * 4, path_);
+  record_.resize(static_cast<size_t>(logprob_record_bytes(h.n_vocab)));
+}
+
+LogprobFileReader::~LogprobFileReader() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+void LogprobFileReader::next(float* log_probs) {
+  if (read_ >= total_) fail(path_, ": read past the last of its ", total_, " records");
+  read_bytes(file_, record_.data(), record_.size(), path_);
+  decode_logprob_record(record_.data(), header_.n_vocab, log_probs);
+  ++read_;
+}
+
+}  // namespace lowbit

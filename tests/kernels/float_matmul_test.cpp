@@ -1,0 +1,84 @@
+// The "f16" family (F16 / BF16 / F32 x float) against the scalar "ref" kernel
+// at every ISA level this CPU runs, on odd shapes and token counts.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "core/half.h"
+#include "core/rng.h"
+#include "kernels/dispatch.h"
+#include "quant/weight_format.h"
+#include "ternary_test_support.h"
+
+namespace lowbit::test {
+namespace {
+
+// rows x cols weights of `type` holding values in [-amp, amp].
+std::vector<uint8_t> random_float_weights(GgmlType type, int64_t rows, int64_t cols, uint64_t seed) {
+  Rng rng(seed);
+  const int64_t n = rows * cols;
+  std::vector<uint8_t> bytes(static_cast<size_t>(ggml_row_bytes(type, cols) * rows));
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = static_cast<float>(rng.normal()) * (i % 31 == 0 ? 20.0f : 0.05f);
+    if (type == GgmlType::F32) {
+      std::memcpy(bytes.data() + 4 * i, &v, 4);
+    } else {
+      const uint16_t h = type == GgmlType::F16 ? float_to_fp16(v) : float_to_bf16(v);
+      std::memcpy(bytes.data() + 2 * i, &h, 2);
+    }
+  }
+  return bytes;
+}
+
+TEST(FloatKernel, MatchesReferenceAtEveryIsa) {
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 1}, {3, 7}, {4, 16}, {5, 33}, {17, 100}, {64, 2560}};
+  ThreadPool pool(2);
+  const auto variants = isa_variants();
+  ASSERT_FALSE(variants.empty()) << "this CPU has no AVX2: the f16 family cannot run";
+  for (GgmlType type : {GgmlType::F16, GgmlType::BF16, GgmlType::F32}) {
+    for (const auto& [rows, cols] : shapes) {
+      const auto w = random_float_weights(type, rows, cols, static_cast<uint64_t>(rows * 131 + cols));
+      const WeightView view{"w", type, rows, cols, w.data()};
+      const auto ref = make_reference_matmul(view);
+      for (int64_t tokens : {1, 2, 3, 4, 5, 9}) {
+        const auto x = random_activations(tokens, cols, static_cast<uint64_t>(tokens + cols));
+        ActivationBatch in(tokens, cols);
+        in.set(x.data(), tokens, cols);
+        std::vector<float> want(static_cast<size_t>(tokens * rows));
+        ref->forward(in, want.data(), pool);
+        for (const auto& v : variants) {
+          const auto kernel = find_kernel_family("f16")->make(view, v.cpu, pool);
+          std::vector<float> got(static_cast<size_t>(tokens * rows), NAN);
+          kernel->forward(in, got.data(), pool);
+          for (int64_t t = 0; t < tokens; ++t) {
+            for (int64_t r = 0; r < rows; ++r) {
+              // Tolerance from the magnitudes summed: float reassociation only.
+              std::vector<float> row(static_cast<size_t>(cols));
+              double mag = 0;
+              weight_format(type).dequantize_row(w.data() + r * ggml_row_bytes(type, cols), row.data(), cols);
+              for (int64_t k = 0; k < cols; ++k) mag += std::fabs(row[k] * x[t * cols + k]);
+              const size_t i = static_cast<size_t>(t * rows + r);
+              ASSERT_NEAR(got[i], want[i], 1e-5 * mag + 1e-30)
+                  << kernel->kernel_name() << " " << ggml_type_name(type) << " " << rows << "x" << cols
+                  << " tokens " << tokens << " at (" << t << ", " << r << ")";
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(FloatKernel, AutoPicksItForFloatHeadsOnly) {
+  ThreadPool pool(1);
+  const auto w = random_float_weights(GgmlType::F16, 8, 64, 3);
+  if (!cpu_features().has_avx2_level()) GTEST_SKIP() << "no AVX2";
+  EXPECT_EQ(make_matmul({"head", GgmlType::F16, 8, 64, w.data()}, "auto", pool)->kernel_name().rfind("f16/", 0), 0u);
+  EXPECT_EQ(find_kernel_family("f16")->score({"w", GgmlType::Q8_0, 8, 64, nullptr}, cpu_features()), 0);
+  CpuFeatures none;
+  EXPECT_EQ(find_kernel_family("f16")->score({"w", GgmlType::F16, 8, 64, nullptr}, none), 0);
+}
+
+}  // namespace
+}  // namespace lowbit::test

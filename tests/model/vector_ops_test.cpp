@@ -1,0 +1,196 @@
+// Every vectorized op (kernels/vector_ops.h) at every ISA level this CPU runs
+// against its scalar definition (model/ops.cpp), on random data of odd lengths
+// and extreme values. quantize_absmax must match bit for bit.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/cpu_features.h"
+#include "core/half.h"
+#include "core/rng.h"
+#include "model/ops.h"
+
+namespace lowbit {
+namespace {
+
+std::vector<const VectorOps*> isa_tables() {
+  std::vector<const VectorOps*> v;
+  const CpuFeatures& cpu = cpu_features();
+  if (cpu.has_avx512_level()) v.push_back(&vector_ops_avx512());
+  if (cpu.has_avx2_level()) v.push_back(&vector_ops_avx2());
+  return v;
+}
+
+const std::vector<int64_t> kLengths = {1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 127, 2563};
+
+std::vector<float> random_vector(int64_t n, uint64_t seed, float amp = 1.0f) {
+  Rng rng(seed);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(rng.normal()) * amp * (i % 13 == 5 ? 30.0f : 1.0f);
+  return v;
+}
+
+// |got - want| <= rel * scale + abs_tol elementwise, scale = max |want|.
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, double rel, const std::string& what,
+                  double abs_tol = 0) {
+  ASSERT_EQ(got.size(), want.size());
+  double scale = 0;
+  for (float w : want) scale = std::max(scale, std::fabs(static_cast<double>(w)));
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], rel * scale + abs_tol) << what << " at " << i << " of " << got.size();
+}
+
+TEST(VectorOps, TablesExistForThisCpu) {
+  ASSERT_FALSE(isa_tables().empty()) << "no AVX2 here: only the scalar table can run";
+  EXPECT_STREQ(best_vector_ops().isa, isa_tables().front()->isa);
+}
+
+TEST(VectorOps, RmsNormMatchesScalar) {
+  for (const VectorOps* ops : isa_tables()) {
+    for (int64_t n : kLengths) {
+      const auto x = random_vector(n, 1 + n), w = random_vector(n, 2 + n);
+      std::vector<float> want(x.size()), got(x.size());
+      rms_norm(x.data(), w.data(), n, 1e-5f, want.data());
+      ops->rms_norm(x.data(), w.data(), n, 1e-5f, got.data());
+      expect_close(got, want, 1e-6, std::string(ops->isa) + " rms_norm");
+      got = x;  // in place
+      ops->rms_norm(got.data(), w.data(), n, 1e-5f, got.data());
+      expect_close(got, want, 1e-6, std::string(ops->isa) + " rms_norm in place");
+    }
+    const std::vector<float> zeros(37, 0.0f), w(37, 1.0f);
+    std::vector<float> out(37, NAN);
+    ops->rms_norm(zeros.data(), w.data(), 37, 1e-5f, out.data());
+    for (float v : out) EXPECT_EQ(v, 0.0f);
+  }
+}
+
+TEST(VectorOps, RopeRotateMatchesScalar) {
+  for (const VectorOps* ops : isa_tables()) {
+    for (int64_t head_dim : {8, 48, 64, 128, 100}) {
+      for (int64_t n_rot : {head_dim, head_dim / 2}) {
+        if (n_rot % 2) continue;
+        for (bool interleaved : {false, true}) {
+          std::vector<float> cos(static_cast<size_t>(n_rot / 2)), sin(cos.size());
+          rope_angles(4095, 500000.0f, n_rot, cos.data(), sin.data());
+          const auto x = random_vector(3 * head_dim, static_cast<uint64_t>(head_dim + n_rot));
+          auto want = x, got = x;
+          rope_rotate(want.data(), 3, head_dim, n_rot, cos.data(), sin.data(), interleaved);
+          ops->rope_rotate(got.data(), 3, head_dim, n_rot, cos.data(), sin.data(), interleaved);
+          expect_close(got, want, 1e-6, std::string(ops->isa) + " rope");
+        }
+      }
+    }
+  }
+}
+
+TEST(VectorOps, SoftmaxMatchesScalar) {
+  for (const VectorOps* ops : isa_tables()) {
+    for (int64_t n : kLengths) {
+      for (float amp : {0.1f, 5.0f, 1000.0f}) {
+        auto want = random_vector(n, 3 + n, amp);
+        for (auto& v : want) v -= 50.0f;  // all negative: padded lanes must not raise the max
+        auto got = want;
+        softmax(want.data(), n);
+        ops->softmax(got.data(), n);
+        expect_close(got, want, 1e-5, std::string(ops->isa) + " softmax", 1e-37);
+      }
+    }
+  }
+}
+
+TEST(VectorOps, GatesMatchScalar) {
+  for (const VectorOps* ops : isa_tables()) {
+    for (int64_t n : kLengths) {
+      for (float amp : {1.0f, 40.0f}) {
+        const auto g = random_vector(n, 4 + n, amp), up = random_vector(n, 5 + n);
+        auto want = g, got = g;
+        silu_gate(want.data(), up.data(), n);
+        ops->silu_gate(got.data(), up.data(), n);
+        expect_close(got, want, 1e-6, std::string(ops->isa) + " silu");
+        want = g;
+        got = g;
+        relu2_gate(want.data(), up.data(), n);
+        ops->relu2_gate(got.data(), up.data(), n);
+        expect_close(got, want, 0, std::string(ops->isa) + " relu2");
+      }
+    }
+  }
+}
+
+TEST(VectorOps, AddScaleAndF16StoreMatchScalar) {
+  const VectorOps& s = scalar_vector_ops();
+  for (const VectorOps* ops : isa_tables()) {
+    for (int64_t n : kLengths) {
+      auto x = random_vector(n, 6 + n, 100.0f);
+      const auto y0 = random_vector(n, 7 + n);
+      x[0] = 70000.0f;  // overflows to inf in f16
+      if (n > 1) x[1] = 3e-8f;  // f16 subnormal
+      auto want = y0, got = y0;
+      s.add(want.data(), x.data(), n);
+      ops->add(got.data(), x.data(), n);
+      expect_close(got, want, 0, std::string(ops->isa) + " add");
+      s.scale(want.data(), n, 0.37f);
+      ops->scale(got.data(), n, 0.37f);
+      expect_close(got, want, 0, std::string(ops->isa) + " scale");
+      std::vector<uint16_t> hw(static_cast<size_t>(n)), hg(static_cast<size_t>(n) + 1, 0xabcd);
+      s.to_f16(x.data(), hw.data(), n);
+      ops->to_f16(x.data(), hg.data(), n);
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hg[i], hw[i]) << ops->isa << " to_f16 at " << i << " of " << n;
+      EXPECT_EQ(hg[n], 0xabcd) << "wrote past the end";
+    }
+  }
+}
+
+TEST(VectorOps, AttentionMatchesScalar) {
+  for (const VectorOps* ops : isa_tables()) {
+    for (int64_t head_dim : {8, 64, 100, 128, 256}) {
+      for (int64_t n_pos : {1, 2, 17, 200}) {
+        const int64_t stride = head_dim * 3 + 5;
+        const auto q = random_vector(head_dim, 8 + head_dim, 0.5f);
+        const auto k32 = random_vector(stride * n_pos, 9 + n_pos), v32 = random_vector(stride * n_pos, 10 + n_pos);
+        std::vector<uint16_t> k16(k32.size()), v16(v32.size());
+        for (size_t i = 0; i < k32.size(); ++i) {
+          k16[i] = float_to_fp16(k32[i]);
+          v16[i] = float_to_fp16(v32[i]);
+        }
+        const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+        std::vector<float> scores(static_cast<size_t>(n_pos)), want(static_cast<size_t>(head_dim)), got(want.size());
+        attend_f16(q.data(), k16.data(), v16.data(), stride, n_pos, head_dim, scale, scores.data(), want.data());
+        ops->attend_f16(q.data(), k16.data(), v16.data(), stride, n_pos, head_dim, scale, scores.data(), got.data());
+        expect_close(got, want, 1e-5, std::string(ops->isa) + " attend_f16");
+        attend_f32(q.data(), k32.data(), v32.data(), stride, n_pos, head_dim, scale, scores.data(), want.data());
+        ops->attend_f32(q.data(), k32.data(), v32.data(), stride, n_pos, head_dim, scale, scores.data(), got.data());
+        expect_close(got, want, 1e-5, std::string(ops->isa) + " attend_f32");
+      }
+    }
+  }
+}
+
+TEST(VectorOps, QuantizeAbsmaxIsBitExact) {
+  for (const VectorOps* ops : isa_tables()) {
+    for (int64_t n : kLengths) {
+      std::vector<std::vector<float>> cases = {random_vector(n, 11 + n), random_vector(n, 12 + n, 1e-7f),
+                                               std::vector<float>(static_cast<size_t>(n), 0.0f)};
+      // Exact ties: max 127 gives s = 1, so x.5 values land on half-way points.
+      std::vector<float> ties(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) ties[i] = (i % 2 ? -1.0f : 1.0f) * (static_cast<float>(i % 127) + 0.5f);
+      ties[0] = 127.0f;
+      cases.push_back(ties);
+      for (const auto& x : cases) {
+        std::vector<int8_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n) + 1, 99);
+        const ActivationRowQuant w = quantize_activations_absmax_ref(x.data(), n, want.data());
+        const ActivationRowQuant g = ops->quantize_absmax(x.data(), n, got.data());
+        EXPECT_EQ(g.scale, w.scale) << ops->isa << " n " << n;
+        EXPECT_EQ(g.sum, w.sum) << ops->isa << " n " << n;
+        for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], want[i]) << ops->isa << " at " << i << " of " << n;
+        EXPECT_EQ(got[n], 99) << "wrote past the end";
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lowbit

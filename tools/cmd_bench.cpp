@@ -1,0 +1,220 @@
+// `lowbit bench`: whole-model speed, one row per (model, kernel, threads, test)
+// like llama-bench: prompt processing (ppN: N tokens in one pass) and text
+// generation (tgN: N tokens one at a time), tok/s as mean +- stddev over -r
+// runs after a warm-up, with the weight bytes read per token, the share of the
+// read-bandwidth roofline measured in the same run, and the peak RSS.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "command.h"
+#include "core/error.h"
+#include "core/rng.h"
+#include "core/timer.h"
+#include "kernels/dispatch.h"
+#include "kernels/read_bandwidth.h"
+#include "model/decoder.h"
+#include "model_options.h"
+
+namespace lowbit::tools {
+namespace {
+
+struct BenchOptions {
+  std::vector<std::string> models;      // empty: the cached bitnet-2b4t dummy
+  std::vector<int> threads;             // empty: 1 and all hardware threads
+  std::vector<std::string> kernels = {"auto"};
+  int64_t n_prompt = 128;
+  int64_t n_gen = 64;
+  int repetitions = 3;
+  std::string command_line;
+};
+
+// The process's peak resident set (VmHWM), in bytes; reset_peak_rss() starts a new peak.
+int64_t peak_rss_bytes() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+  return 0;
+}
+
+void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+std::string cpu_name() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
+int64_t file_size(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
+}
+
+struct Stats {
+  double mean = 0, stddev = 0;
+};
+
+Stats stats(const std::vector<double>& v) {
+  Stats s;
+  for (double x : v) s.mean += x;
+  s.mean /= static_cast<double>(v.size());
+  for (double x : v) s.stddev += (x - s.mean) * (x - s.mean);
+  s.stddev = v.size() > 1 ? std::sqrt(s.stddev / static_cast<double>(v.size() - 1)) : 0;
+  return s;
+}
+
+// tok/s of one run of `test` from an empty context.
+double run_once(Decoder& d, const std::vector<int32_t>& tokens, bool prompt, std::vector<float>& logits) {
+  d.truncate(0);
+  const double t0 = now_seconds();
+  if (prompt) {
+    d.eval(tokens.data(), static_cast<int64_t>(tokens.size()), logits.data());
+  } else {
+    for (const int32_t t : tokens) d.eval(&t, 1, logits.data());
+  }
+  return static_cast<double>(tokens.size()) / (now_seconds() - t0);
+}
+
+std::string gb(int64_t bytes) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%.3f GB", static_cast<double>(bytes) / 1e9);
+  return s;
+}
+
+int bench(const BenchOptions& o) {
+  std::vector<int> threads = o.threads;
+  const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (threads.empty()) threads = hw > 1 ? std::vector<int>{1, hw} : std::vector<int>{1};
+  for (int t : threads)
+    if (t < 1 || t > 1024) fail("bench: -t ", t, " is not a thread count in 1..1024");
+  if (o.n_prompt < 0 || o.n_gen < 0 || o.n_prompt + o.n_gen == 0 || o.repetitions < 1)
+    fail("bench: need -p >= 0, -n >= 0 (not both 0) and -r >= 1");
+  const int max_threads = *std::max_element(threads.begin(), threads.end());
+  ThreadPool load_pool(max_threads);
+
+  std::vector<std::string> models = o.models;
+  if (models.empty()) models.push_back(ensure_default_model(load_pool));
+
+  // Bandwidth first (its buffer is freed before any model loads, then the peak resets).
+  std::vector<double> bandwidth;
+  for (int t : threads) {
+    ThreadPool pool(t);
+    bandwidth.push_back(measure_read_bandwidth_gbps(pool, t, size_t{512} << 20));
+  }
+
+  std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::localtime(&now));
+  std::printf("lowbit bench: `%s`\n", o.command_line.c_str());
+  std::printf("machine: %s, %d hardware threads (%s); %s\n", cpu_name().c_str(), hw, cpu_features().describe().c_str(),
+              date);
+  for (size_t i = 0; i < threads.size(); ++i)
+    std::printf("read bandwidth, %d thread%s: %.1f GB/s\n", threads[i], threads[i] > 1 ? "s" : "", bandwidth[i]);
+  std::printf("\n| model | size | kernel | threads | test | tok/s | weights/token | roofline | peak RSS |\n");
+  std::printf("|---|---:|---|---:|---|---:|---:|---:|---:|\n");
+  std::fflush(stdout);
+
+  const int64_t ctx = o.n_prompt + o.n_gen + 1;
+  for (const std::string& path : models) {
+    for (const std::string& kernel : o.kernels) {
+      reset_peak_rss();
+      LoadOptions lo;
+      lo.kernel = kernel;
+      lo.n_ctx = ctx;
+      const double t_load = now_seconds();
+      std::unique_ptr<Model> model = Model::load(path, lo, load_pool);
+      std::fprintf(stderr, "lowbit: bench: loaded %s (--kernel %s) in %.1f s\n", path.c_str(), kernel.c_str(),
+                   now_seconds() - t_load);
+      const ModelConfig& c = model->config();
+      std::vector<float> logits(static_cast<size_t>(c.n_vocab));
+      Rng rng(42);
+      auto random_tokens = [&](int64_t n) {
+        std::vector<int32_t> t(static_cast<size_t>(n));
+        for (auto& v : t) v = static_cast<int32_t>(rng.below(static_cast<uint64_t>(c.n_vocab)));
+        return t;
+      };
+      const std::string name = path.substr(path.find_last_of('/') + 1);
+      const int64_t wbytes = model->weight_bytes_per_token();
+      // "auto: i2s/avx512-vnni + f16/avx512": what the layers and the head ran on.
+      const std::string layer_kernel = model->layers().front().wq.matmul->kernel_name();
+      const std::string head_kernel = model->output().matmul->kernel_name();
+      const std::string kernels_used =
+          cat(kernel, ": ", layer_kernel, layer_kernel == head_kernel ? "" : " + " + head_kernel);
+      for (size_t ti = 0; ti < threads.size(); ++ti) {
+        ThreadPool pool(threads[ti]);
+        Decoder decoder(*model, pool, std::max<int64_t>(1, o.n_prompt), KvCacheType::F16);
+        for (const bool prompt : {true, false}) {
+          const int64_t n = prompt ? o.n_prompt : o.n_gen;
+          if (n == 0) continue;
+          const std::vector<int32_t> tokens = random_tokens(n);
+          // Warm-up: pages of weights read in place come in, caches and the pool settle.
+          run_once(decoder, prompt ? tokens : std::vector<int32_t>(tokens.begin(), tokens.begin() + std::min<int64_t>(n, 4)),
+                   prompt, logits);
+          std::vector<double> speeds;
+          for (int r = 0; r < o.repetitions; ++r) speeds.push_back(run_once(decoder, tokens, prompt, logits));
+          const Stats s = stats(speeds);
+          // Decode streams every weight byte once per token; a prompt pass once per n tokens.
+          const double roofline = bandwidth[ti] * 1e9 / static_cast<double>(wbytes) * (prompt ? n : 1);
+          std::printf("| %s | %s | %s | %d | %s%lld | %.2f ± %.2f | %s | %.0f%% | %s |\n", name.c_str(),
+                      gb(file_size(path)).c_str(), kernels_used.c_str(), threads[ti],
+                      prompt ? "pp" : "tg", static_cast<long long>(n), s.mean, s.stddev, gb(wbytes).c_str(),
+                      100.0 * s.mean / roofline, gb(peak_rss_bytes()).c_str());
+          std::fflush(stdout);
+        }
+      }
+    }
+  }
+  std::printf("\nroofline: tok/s as a share of (read bandwidth / weight bytes per token) x tokens per weight pass.\n");
+  return 0;
+}
+
+std::vector<int> parse_ints(const std::string& list) {
+  std::vector<int> v;
+  std::stringstream ss(list);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    try {
+      v.push_back(std::stoi(item));
+    } catch (const std::exception&) {
+      fail("bench: '", item, "' in '", list, "' is not a number");
+    }
+  }
+  return v;
+}
+
+CommandMain setup_bench(CLI::App& app) {
+  auto o = std::make_shared<BenchOptions>();
+  auto threads = std::make_shared<std::string>();
+  app.add_option("-m,--model", o->models, "model file(s) (default: the cached bitnet-2b4t dummy)");
+  app.add_option("-t,--threads", *threads, "comma-separated thread counts (default: 1 and all hardware threads)");
+  app.add_option("-p,--n-prompt", o->n_prompt, "prompt tokens per pp test (0: none)");
+  app.add_option("-n,--n-gen", o->n_gen, "generated tokens per tg test (0: none)");
+  app.add_option("-r,--repetitions", o->repetitions, "timed runs per test");
+  app.add_option("--kernel", o->kernels, "matmul kernel(s): " + kernel_names())->delimiter(',');
+  return [o, threads] {
+    if (!threads->empty()) o->threads = parse_ints(*threads);
+    o->command_line = "lowbit bench";
+    for (const auto& m : o->models) o->command_line += " -m " + m;
+    if (!threads->empty()) o->command_line += " -t " + *threads;
+    o->command_line += cat(" -p ", o->n_prompt, " -n ", o->n_gen, " -r ", o->repetitions);
+    std::string k;
+    for (const auto& s : o->kernels) k += (k.empty() ? "" : ",") + s;
+    if (k != "auto") o->command_line += " --kernel " + k;
+    return bench(*o);
+  };
+}
+
+const CommandRegistration reg{"bench", "measure prompt and generation speed (tok/s, roofline share, peak RSS)",
+                              setup_bench};
+
+}  // namespace
+}  // namespace lowbit::tools
