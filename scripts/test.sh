@@ -16,6 +16,6 @@ cmake --build build -j "$jobs"
 (cd build && ctest --output-on-failure -j "$jobs" --timeout 900)
 
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLOWBIT_ASAN=ON >/dev/null
-asan_targets=(lowbit_test_formats)
+asan_targets=(lowbit_test_formats lowbit_test_tokenizer)
 cmake --build build-asan -j "$jobs" --target "${asan_targets[@]}"
-(cd build-asan && ctest --output-on-failure -j "$jobs" --timeout 900 -R '^(Gguf|Llama2c)')
+(cd build-asan && ctest --output-on-failure -j "$jobs" --timeout 900 -R '^(Gguf|Llama2c|Vocab|SpmTokenizer|BpeTokenizer)')

@@ -80,6 +80,14 @@ std::vector<uint8_t> random_i2s(int64_t rows, int64_t cols, uint64_t seed) {
   return bytes;
 }
 
+// The family `--kernel auto` gives w (dispatch.h: the highest positive score).
+const KernelFamily* auto_family(const WeightView& w) {
+  const KernelFamily* best = nullptr;
+  for (const auto& f : kernel_families())
+    if (f.score(w, cpu_features()) > (best ? best->score(w, cpu_features()) : 0)) best = &f;
+  return best;
+}
+
 int run_bench(const Options& o) {
   std::vector<int> threads;
   for (const auto& t : split(o.threads)) threads.push_back(std::stoi(t));
@@ -121,7 +129,7 @@ int run_bench(const Options& o) {
       }
     } else {
       for (const auto& name : split(o.kernels)) {
-        const KernelFamily* f = find_kernel_family(name);
+        const KernelFamily* f = name == "auto" ? auto_family(w) : find_kernel_family(name);
         if (f == nullptr) fail("--kernel: unknown kernel '", name, "' (known: ", kernel_names(), ")");
         if (f->score(w, cpu_features()) != 0) families.push_back(f);
       }

@@ -93,7 +93,7 @@ int run(const PerplexityOptions& o) {
   Decoder decoder(*lm.model, *lm.pool, 64, o.kv_type == "f32" ? KvCacheType::F32 : KvCacheType::F16);
   DistributionComparison comparison;
   std::string chunk_log;
-  std::vector<float> log_probs(static_cast<size_t>(n_vocab)), base(static_cast<size_t>(n_vocab));
+  std::vector<double> log_probs(static_cast<size_t>(n_vocab)), base(static_cast<size_t>(n_vocab));
   ProgressBar bar("lowbit: perplexity");
   bar.update(0);
   const double start = now_seconds();

@@ -9,8 +9,12 @@
 namespace lowbit::simd {
 
 // Weight readers: kLanes values of a row as floats (partial: the first n, rest 0).
+// Weight elements a row's stream prefetches ahead of its loads.
+constexpr int64_t kPrefetchAhead = 2048;
+
 template <class S>
 struct F32Row {
+  static void prefetch(const uint8_t* row, int64_t k) { S::prefetch(row + 4 * k); }
   static typename S::V load(const uint8_t* row, int64_t k) { return S::load(reinterpret_cast<const float*>(row) + k); }
   static typename S::V load_partial(const uint8_t* row, int64_t k, int64_t n) {
     return S::load_partial(reinterpret_cast<const float*>(row) + k, n);
@@ -18,6 +22,7 @@ struct F32Row {
 };
 template <class S>
 struct F16Row {
+  static void prefetch(const uint8_t* row, int64_t k) { S::prefetch(row + 2 * k); }
   static typename S::V load(const uint8_t* row, int64_t k) { return S::load_f16(reinterpret_cast<const uint16_t*>(row) + k); }
   static typename S::V load_partial(const uint8_t* row, int64_t k, int64_t n) {
     return S::load_f16_partial(reinterpret_cast<const uint16_t*>(row) + k, n);
@@ -25,6 +30,7 @@ struct F16Row {
 };
 template <class S>
 struct Bf16Row {
+  static void prefetch(const uint8_t* row, int64_t k) { S::prefetch(row + 2 * k); }
   static typename S::V load(const uint8_t* row, int64_t k) { return S::load_bf16(reinterpret_cast<const uint16_t*>(row) + k); }
   static typename S::V load_partial(const uint8_t* row, int64_t k, int64_t n) {
     return S::load_bf16_partial(reinterpret_cast<const uint16_t*>(row) + k, n);
@@ -54,6 +60,7 @@ void float_tile(const uint8_t* w, int64_t row_bytes, const float* x, int64_t x_s
       for (int t = 0; t < kTokens; ++t) xv[t] = S::load(x + t * x_stride + i + s * L);
       #pragma GCC unroll 64
       for (int r = 0; r < kRows; ++r) {
+        if (s == 0) Row::prefetch(w + r * row_bytes, i + kPrefetchAhead);
         const V wv = Row::load(w + r * row_bytes, i + s * L);
         #pragma GCC unroll 64
         for (int t = 0; t < kTokens; ++t) acc[s][r][t] = S::fmadd(wv, xv[t], acc[s][r][t]);

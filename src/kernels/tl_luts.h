@@ -29,6 +29,8 @@ float tl_lut_unit(const TlTiles& tiles, bool lossless, const int8_t* q);
 
 // Writes the tables of groups [g0, g1) of a token (lut: the token's tables).
 // Groups are independent, so threads may build parts of one token's tables.
+// The scalar definition of the tables; the kernels build them with
+// build_tl_luts_avx2 (tl_tile_dots.h), tested equal byte for byte.
 void build_tl_luts(const TlTiles& tiles, bool lossless, float unit, const int8_t* q, int64_t g0, int64_t g1,
                    uint8_t* lut);
 

@@ -50,8 +50,8 @@ class TlMatmul final : public TernaryMatmul {
     pool.parallel_for(in.tokens() * chunks, 1, [&](int64_t begin, int64_t end, int) {
       for (int64_t i = begin; i < end; ++i) {
         const int64_t t = i / chunks, g0 = i % chunks * kGroupsPerChunk;
-        build_tl_luts(tiles_, lossless_, units_[t], in.q() + t * in.k_padded(), g0,
-                      std::min(groups, g0 + kGroupsPerChunk), luts_.data() + t * lut_bytes_);
+        build_tl_luts_avx2({in.q() + t * in.k_padded(), tiles_.cols, tiles_.three_cols, tiles_.tl2_groups(), lossless_,
+                            units_[t], g0, std::min(groups, g0 + kGroupsPerChunk), luts_.data() + t * lut_bytes_});
       }
     });
   }

@@ -21,4 +21,15 @@ using TlTileDots = void (*)(const TlTileTask&);
 TlTileDots tl_tile_dots_avx512(bool lossless);
 TlTileDots tl_tile_dots_avx2(bool lossless);
 
+// build_tl_luts (tl_luts.h) with AVX2, byte for byte the same tables.
+struct TlLutTask {
+  const int8_t* q;  // the token's activations, [K]
+  int64_t cols, three_cols, tl2_groups;
+  bool lossless;
+  float unit;
+  int64_t g0, g1;  // groups to build
+  uint8_t* lut;    // the token's tables
+};
+void build_tl_luts_avx2(const TlLutTask& task);
+
 }  // namespace lowbit

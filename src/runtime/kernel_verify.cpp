@@ -67,7 +67,7 @@ KernelComparison compare_kernel_logits(const std::vector<float>& ref, const std:
   if (static_cast<int64_t>(ref.size()) != n * n_vocab || other.size() != ref.size())
     fail("verify: logits of ", ref.size(), " and ", other.size(), " values for ", n, " tokens of ", n_vocab);
   KernelComparison c;
-  std::vector<float> base_lp(static_cast<size_t>(n_vocab)), lp(static_cast<size_t>(n_vocab));
+  std::vector<double> base_lp(static_cast<size_t>(n_vocab)), lp(static_cast<size_t>(n_vocab));
   for (int64_t t = 0; t < n; ++t) {
     const float* a = ref.data() + t * n_vocab;
     const float* b = other.data() + t * n_vocab;

@@ -5,40 +5,48 @@
 
 namespace lowbit {
 
-void log_softmax(const float* logits, int64_t n, float* out) {
-  const float max = *std::max_element(logits, logits + n);
+namespace {
+
+template <class T>
+void log_softmax_into(const T* values, int64_t n, double* out) {
+  const double max = *std::max_element(values, values + n);
   double sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += std::exp(static_cast<double>(logits[i] - max));
+  for (int64_t i = 0; i < n; ++i) sum += std::exp(values[i] - max);
   const double shift = max + std::log(sum);
-  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(logits[i] - shift);
+  for (int64_t i = 0; i < n; ++i) out[i] = values[i] - shift;
 }
 
-double kl_divergence(const float* log_p, const float* log_q, int64_t n) {
+}  // namespace
+
+void log_softmax(const float* logits, int64_t n, double* out) { log_softmax_into(logits, n, out); }
+
+void log_softmax(double* values, int64_t n) { log_softmax_into(values, n, values); }
+
+double kl_divergence(const double* log_p, const double* log_q, int64_t n) {
   double sum = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const double p = std::exp(static_cast<double>(log_p[i]));
-    if (p > 0) sum += p * (static_cast<double>(log_p[i]) - log_q[i]);
+    const double p = std::exp(log_p[i]);
+    if (p > 0) sum += p * (log_p[i] - log_q[i]);
   }
   return sum;
 }
 
-int64_t argmax(const float* v, int64_t n) { return std::max_element(v, v + n) - v; }
-
-void DistributionComparison::add(const float* base_log_probs, const float* log_probs, int64_t n_vocab,
+void DistributionComparison::add(const double* base_log_probs, const double* log_probs, int64_t n_vocab,
                                  int32_t target) {
   const double kld = kl_divergence(base_log_probs, log_probs, n_vocab);
   kld_sum_ += kld;
   kld_sum2_ += kld * kld;
   max_kld_ = std::max(max_kld_, kld);
   ++count_;
-  if (argmax(base_log_probs, n_vocab) == argmax(log_probs, n_vocab)) ++same_top_;
+  const auto top = [n_vocab](const double* v) { return std::max_element(v, v + n_vocab) - v; };
+  if (top(base_log_probs) == top(log_probs)) ++same_top_;
   if (target < 0) return;
-  const double dp = std::exp(static_cast<double>(log_probs[target])) - std::exp(static_cast<double>(base_log_probs[target]));
+  const double dp = std::exp(log_probs[target]) - std::exp(base_log_probs[target]);
   abs_dp_sum_ += std::fabs(dp);
   max_abs_dp_ = std::max(max_abs_dp_, std::fabs(dp));
   ++dp_count_;
-  nll_.add(-static_cast<double>(log_probs[target]));
-  base_nll_.add(-static_cast<double>(base_log_probs[target]));
+  nll_.add(-log_probs[target]);
+  base_nll_.add(-base_log_probs[target]);
 }
 
 double DistributionComparison::mean_kld() const { return count_ > 0 ? kld_sum_ / static_cast<double>(count_) : 0.0; }

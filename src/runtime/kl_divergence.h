@@ -10,15 +10,16 @@
 
 namespace lowbit {
 
-// out[i] = logits[i] - log(sum_j exp(logits[j])), max-shifted, summed in double.
-void log_softmax(const float* logits, int64_t n, float* out);
+// out[i] = logits[i] - log(sum_j exp(logits[j])), max-shifted, in double
+// (float log-probabilities would put ~1e-8 of rounding noise into a KL
+// divergence, more than a lossless kernel's). out may alias nothing.
+void log_softmax(const float* logits, int64_t n, double* out);
+// In place, for log-probabilities that need renormalizing.
+void log_softmax(double* values, int64_t n);
 
 // KL(P || Q) = sum_i p_i (log p_i - log q_i) from log-probabilities [n], in
 // nats; terms with p_i == 0 contribute 0.
-double kl_divergence(const float* log_p, const float* log_q, int64_t n);
-
-// First index of the largest value.
-int64_t argmax(const float* v, int64_t n);
+double kl_divergence(const double* log_p, const double* log_q, int64_t n);
 
 // Statistics over many positions of (base, other) distribution pairs, as
 // llama.cpp's --kl-divergence reports them.
@@ -26,7 +27,7 @@ class DistributionComparison {
  public:
   // base_log_probs, log_probs: [n_vocab] normalized log-probabilities.
   // target: the token that came next (its Δp and NLLs are recorded), or -1.
-  void add(const float* base_log_probs, const float* log_probs, int64_t n_vocab, int32_t target);
+  void add(const double* base_log_probs, const double* log_probs, int64_t n_vocab, int32_t target);
 
   int64_t count() const { return count_; }
   double mean_kld() const;

@@ -30,32 +30,31 @@ void read_bytes(std::FILE* f, void* data, size_t n, const std::string& path) {
 int64_t logprob_record_bytes(int64_t n_vocab) { return 8 + 2 * n_vocab; }
 
 void encode_logprob_record(const float* logits, int64_t n, uint8_t* record) {
-  std::vector<float> lp(static_cast<size_t>(n));
+  std::vector<double> lp(static_cast<size_t>(n));
   log_softmax(logits, n, lp.data());
   const auto [min_it, max_it] = std::minmax_element(lp.begin(), lp.end());
-  const float top = *max_it;
-  const float lo = std::max(*min_it, top - kLogprobRange);
+  const float top = static_cast<float>(*max_it);
+  const float lo = std::max(static_cast<float>(*min_it), top - kLogprobRange);
   const float step = (top - lo) / 65535.0f;
   std::memcpy(record, &lo, 4);
   std::memcpy(record + 4, &step, 4);
   for (int64_t i = 0; i < n; ++i) {
-    const float c = step > 0 ? std::nearbyint((lp[static_cast<size_t>(i)] - lo) / step) : 0.0f;
-    const uint16_t code = static_cast<uint16_t>(std::clamp(c, 0.0f, 65535.0f));
+    const double c = step > 0 ? std::nearbyint((lp[static_cast<size_t>(i)] - lo) / step) : 0.0;
+    const uint16_t code = static_cast<uint16_t>(std::clamp(c, 0.0, 65535.0));
     std::memcpy(record + 8 + 2 * i, &code, 2);
   }
 }
 
-void decode_logprob_record(const uint8_t* record, int64_t n, float* log_probs) {
+void decode_logprob_record(const uint8_t* record, int64_t n, double* log_probs) {
   float lo, step;
   std::memcpy(&lo, record, 4);
   std::memcpy(&step, record + 4, 4);
   for (int64_t i = 0; i < n; ++i) {
     uint16_t code;
     std::memcpy(&code, record + 8 + 2 * i, 2);
-    log_probs[i] = lo + step * code;
+    log_probs[i] = lo + static_cast<double>(step) * code;
   }
-  // Renormalize: log_softmax of log-probabilities subtracts their log-sum-exp.
-  log_softmax(log_probs, n, log_probs);
+  log_softmax(log_probs, n);  // renormalize
 }
 
 LogprobFileWriter::LogprobFileWriter(const std::string& path, const LogprobFileHeader& h)
@@ -124,7 +123,7 @@ LogprobFileReader::~LogprobFileReader() {
   if (file_ != nullptr) std::fclose(file_);
 }
 
-void LogprobFileReader::next(float* log_probs) {
+void LogprobFileReader::next(double* log_probs) {
   if (read_ >= total_) fail(path_, ": read past the last of its ", total_, " records");
   read_bytes(file_, record_.data(), record_.size(), path_);
   decode_logprob_record(record_.data(), header_.n_vocab, log_probs);

@@ -41,7 +41,7 @@ int64_t logprob_record_bytes(int64_t n_vocab);
 void encode_logprob_record(const float* logits, int64_t n, uint8_t* record);
 // A record -> normalized log-probabilities [n] (renormalized after decoding,
 // so the rounding does not bias a KL divergence to first order).
-void decode_logprob_record(const uint8_t* record, int64_t n, float* log_probs);
+void decode_logprob_record(const uint8_t* record, int64_t n, double* log_probs);
 
 class LogprobFileWriter {
  public:
@@ -67,7 +67,7 @@ class LogprobFileReader {
   ~LogprobFileReader();
   const LogprobFileHeader& header() const { return header_; }
   // The next record as log-probabilities [n_vocab].
-  void next(float* log_probs);
+  void next(double* log_probs);
 
  private:
   std::string path_;

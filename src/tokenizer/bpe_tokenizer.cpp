@@ -11,8 +11,8 @@ namespace {
 const PreTokenizerSpec& find_spec(const Vocab& vocab) {
   const PreTokenizerSpec* spec = find_pre_tokenizer(vocab.pre);
   if (spec == nullptr)
-    fail("tokenizer: unknown BPE pre-tokenizer \"", vocab.pre, "\" (tokenizer.ggml.pre); known: ",
-         known_pre_tokenizer_names());
+    fail("tokenizer: unknown BPE pre-tokenizer \"", vocab.pre,
+         "\" (tokenizer.ggml.pre); known: ", known_pre_tokenizer_names());
   return *spec;
 }
 
@@ -20,7 +20,7 @@ struct Symbol {
   int32_t id;    // the token this symbol is now
   int32_t prev;  // neighbours in the word, -1 at the ends
   int32_t next;
-  bool alive;    // false once merged into its left neighbour
+  bool alive;  // false once merged into its left neighbour
 };
 
 struct Candidate {
@@ -42,13 +42,16 @@ struct CandidateOrder {
 }  // namespace
 
 BpeTokenizer::BpeTokenizer(Vocab vocab)
-    : Tokenizer(std::move(vocab)), spec_(find_spec(vocab_)), pre_tokenizer_(spec_),
+    : Tokenizer(std::move(vocab)),
+      spec_(find_spec(vocab_)),
+      pre_tokenizer_(spec_),
       index_(vocab_),
       merges_(vocab_.merges.size()) {
   std::string scratch;
   for (int b = 0; b < 256; ++b) {
     byte_tokens_[b] = index_.find(byte_level_char(static_cast<uint8_t>(b)));
-    if (byte_tokens_[b] < 0) fail("tokenizer: byte ", b, " has no token \"", byte_level_char(static_cast<uint8_t>(b)), "\" in the vocabulary");
+    if (byte_tokens_[b] < 0)
+      fail("tokenizer: byte ", b, " has no token \"", byte_level_char(static_cast<uint8_t>(b)), "\" in the vocabulary");
   }
   for (size_t rank = 0; rank < vocab_.merges.size(); ++rank) {
     const std::string& merge = vocab_.merges[rank];
@@ -62,7 +65,10 @@ BpeTokenizer::BpeTokenizer(Vocab vocab)
     const int32_t right_id = index_.find(right);
     const int32_t result = index_.find(scratch);
     if (left_id < 0 || right_id < 0 || result < 0)
-      fail("tokenizer: merge ", rank, " \"", merge, "\": \"", left_id < 0 ? left : right_id < 0 ? right : scratch,
+      fail("tokenizer: merge ", rank, " \"", merge, "\": \"",
+           left_id < 0    ? left
+           : right_id < 0 ? right
+                          : scratch,
            "\" is not a token");
     merges_.add(left_id, right_id, {static_cast<int32_t>(rank), result});
   }

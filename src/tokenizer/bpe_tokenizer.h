@@ -27,9 +27,9 @@ class BpeTokenizer final : public Tokenizer {
 
   const PreTokenizerSpec& spec_;
   PreTokenizer pre_tokenizer_;
-  TokenIndex index_;                              // byte-level text -> id
-  std::array<int32_t, 256> byte_tokens_;          // token of each single byte
-  MergeTable merges_;                             // rank = index in Vocab::merges
+  TokenIndex index_;                      // byte-level text -> id
+  std::array<int32_t, 256> byte_tokens_;  // token of each single byte
+  MergeTable merges_;                     // rank = index in Vocab::merges
 };
 
 }  // namespace lowbit

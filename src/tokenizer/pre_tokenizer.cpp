@@ -7,8 +7,7 @@ namespace {
 
 // GPT-2's split: contractions, letters, numbers, other symbols, each with an
 // optional leading space, then whitespace not followed by a word.
-constexpr const char* kGpt2Regex =
-    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S))";
+constexpr const char* kGpt2Regex = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S))";
 
 // Llama 3's split as tokenizer.json writes it, and as we run it: llama.cpp
 // spells the case-insensitive contractions out in ASCII, since (?i:) under

@@ -26,7 +26,7 @@ class SpecialTokenSplitter {
   struct Special {
     std::string_view text;  // into the vocabulary, which outlives this
     int32_t id;
-    bool always;            // user-defined: split even when not parsing special text
+    bool always;  // user-defined: split even when not parsing special text
   };
   std::vector<Special> specials_;  // longest first
 };

@@ -15,10 +15,14 @@ int parse_byte_token(std::string_view text) {
   int value = 0;
   for (char c : text.substr(3, 2)) {
     value <<= 4;
-    if (c >= '0' && c <= '9') value |= c - '0';
-    else if (c >= 'A' && c <= 'F') value |= c - 'A' + 10;
-    else if (c >= 'a' && c <= 'f') value |= c - 'a' + 10;
-    else return -1;
+    if (c >= '0' && c <= '9')
+      value |= c - '0';
+    else if (c >= 'A' && c <= 'F')
+      value |= c - 'A' + 10;
+    else if (c >= 'a' && c <= 'f')
+      value |= c - 'a' + 10;
+    else
+      return -1;
   }
   return value;
 }
@@ -59,8 +63,10 @@ void SpmTokenizer::encode_text(std::string_view text, bool after_special, std::v
   escaped.reserve(text.size() + 16);
   if (vocab_.add_space_prefix && after_special) escaped += kSpmSpace;
   for (char c : text) {
-    if (c == ' ') escaped += kSpmSpace;
-    else escaped += c;
+    if (c == ' ')
+      escaped += kSpmSpace;
+    else
+      escaped += c;
   }
   if (escaped.size() > UINT32_MAX / 2) fail("text of ", text.size(), " bytes is too long to tokenize in one piece");
 

@@ -36,14 +36,15 @@ struct Split {
 Vocab make_synthetic_bpe_vocab(int32_t n_tokens, int32_t n_special, int32_t n_merges, uint64_t seed) {
   const int64_t n_base = static_cast<int64_t>(n_tokens) - n_special;  // byte + merged tokens
   if (n_special < 0 || n_base < 256)
-    fail("synthetic BPE vocabulary: ", n_tokens, " tokens with ", n_special, " special leaves fewer than the 256 byte tokens");
+    fail("synthetic BPE vocabulary: ", n_tokens, " tokens with ", n_special,
+         " special leaves fewer than the 256 byte tokens");
   if (n_merges < 0) fail("synthetic BPE vocabulary: ", n_merges, " merges");
   const std::vector<std::string> special_names = llama3_special_token_names(n_special);
 
   Rng rng(seed);
   std::vector<std::string> raw;  // [n_base] token bytes
   std::unordered_map<std::string, int32_t> id_of;
-  std::vector<Split> made_by;    // [n_base - 256] the merge that made each merged token
+  std::vector<Split> made_by;  // [n_base - 256] the merge that made each merged token
   raw.reserve(static_cast<size_t>(n_base));
   for (int b = 0; b < 256; ++b) {
     raw.emplace_back(1, static_cast<char>(b));
@@ -111,13 +112,14 @@ Vocab make_synthetic_bpe_vocab(int32_t n_tokens, int32_t n_special, int32_t n_me
     append_byte_level(vocab.tokens.back(), text);
   }
   vocab.token_types.assign(raw.size(), kTokenNormal);
-  for (const Split& merge : merges)
-    vocab.merges.push_back(vocab.tokens[merge.left] + " " + vocab.tokens[merge.right]);
+  for (const Split& merge : merges) vocab.merges.push_back(vocab.tokens[merge.left] + " " + vocab.tokens[merge.right]);
   for (const std::string& name : special_names) {
     vocab.tokens.push_back(name);
     vocab.token_types.push_back(kTokenControl);
   }
-  const auto special_id = [&](int32_t offset) { return offset < n_special ? static_cast<int32_t>(n_base) + offset : -1; };
+  const auto special_id = [&](int32_t offset) {
+    return offset < n_special ? static_cast<int32_t>(n_base) + offset : -1;
+  };
   vocab.bos = special_id(0);
   vocab.eos = special_id(1);
   vocab.eot = special_id(9);
@@ -132,7 +134,8 @@ Vocab make_synthetic_spm_vocab(int32_t n_tokens, uint64_t seed) {
     for (char c = 'a'; c <= 'z'; ++c) chars.emplace_back(1, c);
     for (char c = 'A'; c <= 'Z'; ++c) chars.emplace_back(1, c);
     for (char c : std::string_view("0123456789.,;:'\"!?-()\n\t")) chars.emplace_back(1, c);
-    for (const char* c : {"\xC3\xA9", "\xC3\xBC", "\xC3\x9F", "\xD0\xB6", "\xE4\xB8\xAD", "\xE6\x96\x87", "\xF0\x9F\x99\x82"})
+    for (const char* c :
+         {"\xC3\xA9", "\xC3\xBC", "\xC3\x9F", "\xD0\xB6", "\xE4\xB8\xAD", "\xE6\x96\x87", "\xF0\x9F\x99\x82"})
       chars.emplace_back(c);  // é ü ß ж 中 文 🙂
     return chars;
   }();

@@ -20,13 +20,13 @@ enum TokenType : int32_t {
 };
 
 struct Vocab {
-  enum class Kind { Spm, Bpe };     // SentencePiece-style (llama) / byte-level BPE (gpt2, Llama 3)
+  enum class Kind { Spm, Bpe };  // SentencePiece-style (llama) / byte-level BPE (gpt2, Llama 3)
   Kind kind = Kind::Spm;
-  std::vector<std::string> tokens;  // [n_vocab] as in the GGUF (SPM pieces use U+2581 for space)
-  std::vector<float> scores;        // [n_vocab] SPM merge priorities (empty for BPE)
-  std::vector<int32_t> token_types; // [n_vocab] TokenType
-  std::vector<std::string> merges;  // BPE: "a b" in priority order
-  std::string pre = "default";      // tokenizer.ggml.pre: "default", "llama-bpe", ...
+  std::vector<std::string> tokens;   // [n_vocab] as in the GGUF (SPM pieces use U+2581 for space)
+  std::vector<float> scores;         // [n_vocab] SPM merge priorities (empty for BPE)
+  std::vector<int32_t> token_types;  // [n_vocab] TokenType
+  std::vector<std::string> merges;   // BPE: "a b" in priority order
+  std::string pre = "default";       // tokenizer.ggml.pre: "default", "llama-bpe", ...
   int32_t bos = -1, eos = -1, eot = -1, unk = -1, pad = -1;
   bool add_bos = true, add_space_prefix = true;
 

@@ -63,12 +63,13 @@ Vocab read_vocab_gguf(const GgufFile& file) {
   const PreTokenizerSpec* spec = nullptr;
   vocab.pre = std::string(file.get_string_opt("tokenizer.ggml.pre").value_or("default"));
   if (!spm) {
-    if (!file.has("tokenizer.ggml.merges")) fail(path, ": tokenizer.ggml.merges is missing (a gpt2 BPE vocabulary needs it)");
+    if (!file.has("tokenizer.ggml.merges"))
+      fail(path, ": tokenizer.ggml.merges is missing (a gpt2 BPE vocabulary needs it)");
     for (std::string_view merge : file.get_string_array("tokenizer.ggml.merges")) vocab.merges.emplace_back(merge);
     spec = find_pre_tokenizer(vocab.pre);
     if (spec == nullptr)
-      fail(path, ": tokenizer.ggml.pre \"", vocab.pre, "\" is not a known BPE pre-tokenizer (known: ",
-           known_pre_tokenizer_names(), ")");
+      fail(path, ": tokenizer.ggml.pre \"", vocab.pre,
+           "\" is not a known BPE pre-tokenizer (known: ", known_pre_tokenizer_names(), ")");
   }
 
   // llama.cpp's defaults when a key is absent: Llama 2's ids for "llama", none for "gpt2".

@@ -1,7 +1,6 @@
 #include "tokenizer/vocab_hf_json.h"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -20,7 +19,6 @@ const json& member(const json& object, const char* key, json::value_t type, cons
   return *it;
 }
 
-
 std::string merge_text(const json& merge, const std::string& path, size_t index) {
   if (merge.is_string()) return merge.get<std::string>();
   if (merge.is_array() && merge.size() == 2 && merge[0].is_string() && merge[1].is_string())
@@ -34,7 +32,8 @@ std::string pre_tokenizer_name(const json& root, const std::string& path) {
   if (it == root.end() || it->is_null()) fail(path, ": no pre_tokenizer (byte-level BPE needs one)");
   std::vector<const json*> steps;
   if (it->value("type", "") == "Sequence") {
-    for (const json& step : member(*it, "pretokenizers", json::value_t::array, path + ": pre_tokenizer")) steps.push_back(&step);
+    for (const json& step : member(*it, "pretokenizers", json::value_t::array, path + ": pre_tokenizer"))
+      steps.push_back(&step);
   } else {
     steps.push_back(&*it);
   }
@@ -55,7 +54,8 @@ std::string pre_tokenizer_name(const json& root, const std::string& path) {
   if (!regex.empty()) {
     if (byte_level_regex) fail(path, ": the pre_tokenizer splits twice (Split and ByteLevel with use_regex)");
     const PreTokenizerSpec* spec = find_pre_tokenizer_by_hf_regex(regex);
-    if (spec == nullptr) fail(path, ": pre_tokenizer regex \"", regex, "\" is not one we know (", known_pre_tokenizer_names(), ")");
+    if (spec == nullptr)
+      fail(path, ": pre_tokenizer regex \"", regex, "\" is not one we know (", known_pre_tokenizer_names(), ")");
     return spec->names[0];
   }
   if (!byte_level_regex) fail(path, ": the pre_tokenizer does not split words (ByteLevel use_regex false, no Split)");
@@ -82,8 +82,8 @@ Vocab vocab_from_json(const json& root, const std::string& path) {
   auto put = [&](const json& id_value, const std::string& text, int32_t token_type) {
     if (!id_value.is_number_integer() || id_value.get<int64_t>() < 0 ||
         id_value.get<int64_t>() >= static_cast<int64_t>(n_listed))
-      fail(path, ": token \"", text, "\" has id ", id_value.dump(), ", not one of 0..", n_listed - 1,
-           " for the ", n_listed, " tokens listed");
+      fail(path, ": token \"", text, "\" has id ", id_value.dump(), ", not one of 0..", n_listed - 1, " for the ",
+           n_listed, " tokens listed");
     const auto id = static_cast<size_t>(id_value.get<int64_t>());
     if (types[id] >= 0 && tokens[id] != text)
       fail(path, ": id ", id, " is both \"", tokens[id], "\" and \"", text, "\"");

@@ -26,8 +26,10 @@ std::string gguf_piece(int32_t id, std::string_view piece) {
   std::string out;
   out.reserve(piece.size() + 8);
   for (char c : piece) {
-    if (c == ' ') out += kSpmSpace;
-    else out += c;
+    if (c == ' ')
+      out += kSpmSpace;
+    else
+      out += c;
   }
   return out;
 }

@@ -152,6 +152,28 @@ TEST(Tl2Kernel, TileDotsAtEveryIsa) {
     }
 }
 
+TEST(Tl2Kernel, TableBuilderMatchesScalarDefinition) {
+  if (!cpu_features().has_avx2_level()) GTEST_SKIP() << "needs AVX2";
+  Rng rng(5);
+  for (bool triples : {false, true})
+    for (int64_t k : {1, 5, 6, 128, 200, 2560, 6913}) {
+      const TlTiles tiles(1, k, triples);
+      std::vector<int8_t> q(static_cast<size_t>((k + 63) / 64 * 64), 0);
+      for (int64_t i = 0; i < k; ++i) q[i] = static_cast<int8_t>(i % 7 == 0 ? -128 : rng.next_u32());
+      for (bool lossless : {true, false}) {
+        const float unit = tl_lut_unit(tiles, lossless, q.data());
+        const int64_t groups = tl_lut_groups(tiles);
+        std::vector<uint8_t> expect(static_cast<size_t>(tl_lut_bytes(tiles, lossless)), 1);
+        std::vector<uint8_t> got(expect.size(), 2);
+        build_tl_luts(tiles, lossless, unit, q.data(), 0, groups, expect.data());
+        build_tl_luts_avx2({q.data(), k, tiles.three_cols, tiles.tl2_groups(), lossless, unit, 0, groups, got.data()});
+        for (size_t i = 0; i < got.size(); ++i)
+          ASSERT_EQ(got[i], expect[i]) << "k=" << k << (triples ? " tl2" : " tl1") << (lossless ? "_1" : "_0")
+                                       << " byte " << i;
+      }
+    }
+}
+
 struct Shape {
   int64_t n, k, tokens;
 };

@@ -66,15 +66,19 @@ TEST(BpeTokenizer, PiecesAreByteLevelDecoded) {
 TEST(BpeTokenizer, RoundTripsRandomUtf8AndInvalidBytes) {
   const Tokenizer& t = llama3();
   Rng rng(21);
-  static const std::vector<std::string> kPieces = {"a", "the", " ", "   ", "\n", "\r\n", "\t", "Hello", "'s", "'LL",
-                                                   "123456", "\xC3\xA9", "\xD0\xB6", "\xE4\xB8\xAD", "\xF0\x9F\xA6\x99",
-                                                   "!!", "\xE2\x80\x8D", "<|", "|>", "\xC5\xBF"};
+  static const std::vector<std::string> kPieces = {
+      "a",      "the",          " ",        "   ",          "\n",
+      "\r\n",   "\t",           "Hello",    "'s",           "'LL",
+      "123456", "\xC3\xA9",     "\xD0\xB6", "\xE4\xB8\xAD", "\xF0\x9F\xA6\x99",
+      "!!",     "\xE2\x80\x8D", "<|",       "|>",           "\xC5\xBF"};
   for (int i = 0; i < 300; ++i) {
     std::string text;
     const size_t n = 1 + rng.below(80);
     while (text.size() < n) {
-      if (i % 2 == 1 && rng.below(4) == 0) text += static_cast<char>(rng.below(256));
-      else text += kPieces[rng.below(kPieces.size())];
+      if (i % 2 == 1 && rng.below(4) == 0)
+        text += static_cast<char>(rng.below(256));
+      else
+        text += kPieces[rng.below(kPieces.size())];
     }
     ASSERT_EQ(decode(t, t.encode(text, false, true)), text) << i;
   }

@@ -51,7 +51,8 @@ TEST(PreTokenizer, WordsConcatenateBackToAnyInput) {
     for (int i = 0; i < 200; ++i) {
       std::string text;
       const size_t n = rng.below(64);
-      for (size_t j = 0; j < n; ++j) text += static_cast<char>(rng.below(4) == 0 ? rng.below(256) : " a1.\n'\xC3\xA9"[rng.below(9)]);
+      for (size_t j = 0; j < n; ++j)
+        text += static_cast<char>(rng.below(4) == 0 ? rng.below(256) : " a1.\n'\xC3\xA9"[rng.below(9)]);
       std::string joined;
       for (std::string_view word : split_with(pre, text)) {
         ASSERT_FALSE(word.empty());

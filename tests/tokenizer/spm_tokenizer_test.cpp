@@ -30,8 +30,10 @@ std::string decode(const Tokenizer& tokenizer, const std::vector<int32_t>& ids) 
 // Random text mixing ASCII words and spaces, multi-byte characters and (when
 // `raw_bytes`) arbitrary bytes, invalid UTF-8 included.
 std::string random_text(Rng& rng, size_t n, bool raw_bytes) {
-  static const std::vector<std::string> kPieces = {"a", "e", "t", "the", " ", "  ", "\n", "\t", "Hello", "x", "7",
-                                                   "\xC3\xA9", "\xD0\xB6", "\xE4\xB8\xAD", "\xF0\x9F\xA6\x99", ".", "'s"};
+  static const std::vector<std::string> kPieces = {"a",  "e",        "t",        "the",          " ",
+                                                   "  ", "\n",       "\t",       "Hello",        "x",
+                                                   "7",  "\xC3\xA9", "\xD0\xB6", "\xE4\xB8\xAD", "\xF0\x9F\xA6\x99",
+                                                   ".",  "'s"};
   std::string text;
   while (text.size() < n) {
     if (raw_bytes && rng.below(4) == 0) {
@@ -71,7 +73,7 @@ TEST(SpmTokenizer, ReadsLlama2VocabFromGguf) {
 TEST(SpmTokenizer, PiecesUnescapeSpacesAndBytes) {
   const auto tokenizer = llama_spm_tokenizer();
   EXPECT_EQ(tokenizer->token_to_piece(15043), " Hello");
-  EXPECT_EQ(tokenizer->token_to_piece(13), "\n");       // <0x0A>
+  EXPECT_EQ(tokenizer->token_to_piece(13), "\n");  // <0x0A>
   EXPECT_EQ(tokenizer->token_to_piece(3 + 0xF0), "\xF0");
   EXPECT_EQ(tokenizer->token_to_piece(1), "<s>");
   EXPECT_THROW(tokenizer->token_to_piece(32000), Error);
@@ -105,8 +107,8 @@ TEST(SpmTokenizer, DecodesWhatItEncodesUpToThePrefixSpace) {
 TEST(SpmTokenizer, Tok512MatchesLlama2cRunOracles) {
   const auto tokenizer = Tokenizer::create(read_vocab_llama2c(fixture_path("llama2c/tok512.bin"), 512));
   for (const char* name : {"once_upon_a_time", "lily_and_tom", "empty"}) {
-    const auto oracle =
-        nlohmann::json::parse(testing::read_whole_file(fixture_path(std::string("oracles/stories260K__") + name + ".json")));
+    const auto oracle = nlohmann::json::parse(
+        testing::read_whole_file(fixture_path(std::string("oracles/stories260K__") + name + ".json")));
     const std::string prompt = oracle.at("prompt").get<std::string>();
     const auto expected = oracle.at("prompt_ids_with_bos").get<std::vector<int32_t>>();
     EXPECT_EQ(tokenizer->encode(prompt, true, false), expected) << name;
@@ -148,7 +150,7 @@ TEST(SpmTokenizer, MergesHighestScoreFirstAndLeftmostOnTies) {
   v.token_types = {kTokenUnknown, 1, 1, 1, 1, 1, 1, 1, 1};
   v.unk = 0;
   const auto tokenizer = Tokenizer::create(v);
-  EXPECT_EQ(tokenizer->encode("abc", false, false), (std::vector<int32_t>{7}));     // ab, then ab+c
+  EXPECT_EQ(tokenizer->encode("abc", false, false), (std::vector<int32_t>{7}));      // ab, then ab+c
   EXPECT_EQ(tokenizer->encode("abcd", false, false), (std::vector<int32_t>{5, 8}));  // ab, cd (-2) before abc (-3)
   EXPECT_EQ(tokenizer->encode("bcbc", false, false), (std::vector<int32_t>{6, 6}));
   // No byte tokens: characters outside the vocabulary become unk, one per byte.

@@ -99,10 +99,17 @@ TEST(SyntheticVocab, BpeRoundTripsRandomUtf8AndBytes) {
     const size_t n = rng.below(120);
     while (text.size() < n) {
       switch (rng.below(4)) {
-        case 0: text += static_cast<char>(rng.below(256)); break;
-        case 1: text += " the"; break;
-        case 2: text += "\xE4\xB8\xAD\xF0\x9F\xA6\x99"; break;
-        default: text += static_cast<char>('a' + rng.below(26));
+        case 0:
+          text += static_cast<char>(rng.below(256));
+          break;
+        case 1:
+          text += " the";
+          break;
+        case 2:
+          text += "\xE4\xB8\xAD\xF0\x9F\xA6\x99";
+          break;
+        default:
+          text += static_cast<char>('a' + rng.below(26));
       }
     }
     const auto ids = t->encode(text, true, false);
@@ -137,7 +144,7 @@ TEST(SyntheticVocab, SpmHasLlama2LayoutAndRoundTrips) {
 }
 
 TEST(SyntheticVocab, RejectsImpossibleSizes) {
-  EXPECT_THROW(make_synthetic_bpe_vocab(300, 50, 100, 1), Error);   // fewer than 256 byte tokens left
+  EXPECT_THROW(make_synthetic_bpe_vocab(300, 50, 100, 1), Error);  // fewer than 256 byte tokens left
   EXPECT_THROW(make_synthetic_bpe_vocab(1000, 0, -1, 1), Error);
   EXPECT_THROW(make_synthetic_bpe_vocab(1000, 0, 100000, 1), Error);  // more merges than splits exist
   EXPECT_THROW(make_synthetic_spm_vocab(100, 1), Error);

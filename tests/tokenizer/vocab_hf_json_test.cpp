@@ -58,7 +58,8 @@ TEST(VocabHfJson, ErrorsNameTheFileAndTheField) {
   expect_error(R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 2}, "merges": []}, )" + byte_level + "}",
                "\"b\" has id 2, not one of 0..1");
   expect_error(R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 2}, "merges": []},
-                  "added_tokens": [{"id": 0, "content": "a"}], )" + byte_level + "}",
+                  "added_tokens": [{"id": 0, "content": "a"}], )" +
+                   byte_level + "}",
                "no token has id 1");
   expect_error(R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 0}, "merges": []}, )" + byte_level + "}",
                "id 0 is both");

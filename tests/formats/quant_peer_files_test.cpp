@@ -8,25 +8,24 @@
 #include <string>
 #include <vector>
 
-#include "mini_gguf.h"
+#include "fixtures.h"
+#include "formats/gguf.h"
 #include "quant/i2s.h"
 #include "quant/weight_format.h"
-#include "quant_test_util.h"
+#include "quant/quant_test_util.h"
 
 namespace lowbit {
 namespace {
 
-using test::MiniGguf;
-using test::MiniGgufTensor;
 
-const MiniGguf& f16_file() {
-  static const MiniGguf file(test::peer_fixture("tiny-a-f16.gguf"));
+const GgufFile& f16_file() {
+  static const GgufFile file(testing::fixture("peer/tiny-a/tiny-a-f16.gguf"));
   return file;
 }
 
-std::vector<float> f16_values(const MiniGgufTensor& t) {
-  EXPECT_EQ(t.type, static_cast<uint32_t>(GgmlType::F16));
-  std::vector<float> v(static_cast<size_t>(t.n_elements()));
+std::vector<float> f16_values(const GgufTensorInfo& t) {
+  EXPECT_EQ(t.type, GgmlType::F16);
+  std::vector<float> v(static_cast<size_t>(t.n_elements));
   for (size_t i = 0; i < v.size(); ++i) v[i] = test::le_fp16(t.data + 2 * i);
   return v;
 }
@@ -34,15 +33,16 @@ std::vector<float> f16_values(const MiniGgufTensor& t) {
 // Every tensor of `file` with type `type`, dequantized row by row through the
 // format table, next to the same tensor of the F16 file.
 template <class Check>
-int for_each_tensor_of_type(const MiniGguf& file, GgmlType type, Check check) {
+int for_each_tensor_of_type(const GgufFile& file, GgmlType type, Check check) {
   int seen = 0;
-  for (const auto& [name, t] : file.tensors()) {
-    if (t.type != static_cast<uint32_t>(type)) continue;
-    const MiniGgufTensor& ref = f16_file().tensor(name);
+  for (const GgufTensorInfo& t : file.tensors()) {
+    const std::string& name = t.name;
+    if (t.type != type) continue;
+    const GgufTensorInfo& ref = f16_file().tensor(name);
     EXPECT_EQ(t.shape, ref.shape) << name;
-    const int64_t cols = t.shape[0], rows = t.n_elements() / cols;
+    const int64_t cols = t.shape[0], rows = t.n_elements / cols;
     const WeightFormat& f = weight_format(type);
-    std::vector<float> got(static_cast<size_t>(t.n_elements()));
+    std::vector<float> got(static_cast<size_t>(t.n_elements));
     for (int64_t r = 0; r < rows; ++r)
       f.dequantize_row(t.data + row_offset(type, cols, r), got.data() + r * cols, cols);
     check(name, t, got, f16_values(ref));
@@ -52,11 +52,11 @@ int for_each_tensor_of_type(const MiniGguf& file, GgmlType type, Check check) {
 }
 
 TEST(I2SRealFile, CodesAreTheSignsAndScaleIsMaxAbsOfTheF16File) {
-  const MiniGguf file(test::peer_fixture("tiny-a-i2_s.gguf"));
+  const GgufFile file(testing::fixture("peer/tiny-a/tiny-a-i2_s.gguf"));
   const int seen = for_each_tensor_of_type(file, GgmlType::I2_S,
-                                           [&](const std::string& name, const MiniGgufTensor& t,
+                                           [&](const std::string& name, const GgufTensorInfo& t,
                                                const std::vector<float>& got, const std::vector<float>& ref) {
-                                             const int64_t n = t.n_elements();
+                                             const int64_t n = t.n_elements;
                                              std::vector<int8_t> ternary(n);
                                              unpack_i2s(t.data, n, ternary.data());
                                              float max_abs = 0;
@@ -69,7 +69,7 @@ TEST(I2SRealFile, CodesAreTheSignsAndScaleIsMaxAbsOfTheF16File) {
                                              EXPECT_EQ(mismatches, 0) << name;
                                              const float scale = tensor_scale(GgmlType::I2_S, t.data, n);
                                              EXPECT_NEAR(scale, max_abs, max_abs * std::ldexp(1.0, -11)) << name;
-                                             EXPECT_LE(t.data + n / 4 + kI2STrailerBytes, file.end()) << name;
+                                             EXPECT_EQ(t.bytes, static_cast<uint64_t>(n / 4 + kI2STrailerBytes)) << name;
                                            });
   EXPECT_EQ(seen, 14);
 }
@@ -77,10 +77,10 @@ TEST(I2SRealFile, CodesAreTheSignsAndScaleIsMaxAbsOfTheF16File) {
 // llama.cpp's quantizer sets d = max|w| of each block, so its TQ tensors
 // dequantize to exactly the F16 file's values.
 void expect_equal_to_f16(const char* file_name, GgmlType type) {
-  const MiniGguf file(test::peer_fixture(file_name));
+  const GgufFile file(testing::fixture("peer/tiny-a/" + file_name));
   const int seen = for_each_tensor_of_type(
       file, type,
-      [](const std::string& name, const MiniGgufTensor&, const std::vector<float>& got, const std::vector<float>& ref) {
+      [](const std::string& name, const GgufTensorInfo&, const std::vector<float>& got, const std::vector<float>& ref) {
         int64_t mismatches = 0;
         for (size_t i = 0; i < got.size(); ++i) mismatches += got[i] != ref[i];
         EXPECT_EQ(mismatches, 0) << name;
@@ -93,10 +93,10 @@ TEST(TQ2_0RealFile, DequantizesToTheF16File) { expect_equal_to_f16("tiny-a-tq2_0
 
 // token_embd is Q6_K in the TQ files: within a 6-bit step of the F16 values.
 TEST(Q6_KRealFile, TokenEmbeddingIsCloseToTheF16File) {
-  const MiniGguf file(test::peer_fixture("tiny-a-tq2_0.gguf"));
+  const GgufFile file(testing::fixture("peer/tiny-a/tiny-a-tq2_0.gguf"));
   const int seen = for_each_tensor_of_type(
       file, GgmlType::Q6_K,
-      [](const std::string& name, const MiniGgufTensor&, const std::vector<float>& got, const std::vector<float>& ref) {
+      [](const std::string& name, const GgufTensorInfo&, const std::vector<float>& got, const std::vector<float>& ref) {
         double worst = 0;
         for (size_t b = 0; b < got.size() / 16; ++b) {
           double amax = 0;

@@ -1,0 +1,104 @@
+// `lowbit perplexity`, `verify` and `quantize` as a user runs them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <regex>
+
+#include "lowbit_cli.h"
+
+namespace lowbit {
+namespace {
+
+using testing::fixture;
+using testing::quote;
+using testing::run_lowbit;
+
+const std::string kStories = "-m " + quote(fixture("llama2c/stories260K.bin")) + " -z " +
+                             quote(fixture("llama2c/tok512.bin")) + " -t 2";
+
+// A few hundred tokens of TinyStories-like text: the oracles' outputs, twice.
+std::string story_text() {
+  const std::string path = testing::temp_path("stories-text.txt");
+  std::string text;
+  for (const char* stem : {"once_upon_a_time", "lily_and_tom", "empty"})
+    text += testing::read_text(fixture(std::string("oracles/stories260K__") + stem + ".stdout.txt"));
+  std::ofstream(path, std::ios::binary) << text << text;
+  return path;
+}
+
+double number_after(const std::string& text, const std::string& label) {
+  const std::smatch m = [&] {
+    std::smatch r;
+    std::regex_search(text, r, std::regex(label + R"(\s*=\s*([-0-9.e+]+))"));
+    return r;
+  }();
+  EXPECT_FALSE(m.empty()) << "no '" << label << "' in: " << text;
+  return m.empty() ? NAN : std::stod(m[1].str());
+}
+
+TEST(PerplexityCommand, PrintsAFinalEstimateAndComparesWithItsOwnBase) {
+  const std::string text = story_text(), base = testing::temp_path("stories.lp");
+  testing::Outcome o = run_lowbit("perplexity " + kStories + " -c 64 -f " + quote(text) + " --kld-base " + quote(base));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const double ppl = number_after(o.out, "Final estimate: PPL");
+  EXPECT_GT(ppl, 1.0);
+  EXPECT_LT(ppl, 50.0);  // the model's own kind of text
+  EXPECT_NE(o.out.find("+/-"), std::string::npos);
+  EXPECT_NE(o.out.find("[1]"), std::string::npos);
+
+  o = run_lowbit("perplexity " + kStories + " -c 64 -f " + quote(text) + " --kld " + quote(base));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NEAR(number_after(o.out, "Mean KLD"), 0.0, 1e-6);
+  EXPECT_EQ(number_after(o.out, "Same top-1"), 100.0);
+  EXPECT_NEAR(number_after(o.out, "PPL\\(base\\)"), ppl, 1e-3 * ppl);
+
+  // Another context is another measurement: refused, naming the option.
+  o = run_lowbit("perplexity " + kStories + " -c 32 -f " + quote(text) + " --kld " + quote(base));
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("-c 64"), std::string::npos) << o.err;
+}
+
+TEST(PerplexityCommand, TextShorterThanTheContextIsAClearError) {
+  const std::string path = testing::temp_path("short.txt");
+  std::ofstream(path) << "Once upon a time";
+  const testing::Outcome o = run_lowbit("perplexity " + kStories + " -c 64 -f " + quote(path));
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("64"), std::string::npos) << o.err;
+}
+
+TEST(VerifyCommand, LosslessKernelsPassOnATernaryDummy) {
+  const std::string model = testing::temp_path("verify-tiny-i2_s.gguf");
+  testing::Outcome o = run_lowbit("gen-model --shape tiny --type i2_s --seed 4 -o " + quote(model));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  o = run_lowbit("verify -t 2 -m " + quote(model));
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_NE(o.out.find("ok (lossless)"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("FAIL"), std::string::npos) << o.out;
+  // With no room for float noise at all, the same differences fail, and verify says so.
+  o = run_lowbit("verify -t 2 --tolerance 0 -m " + quote(model));
+  EXPECT_EQ(o.exit_code, 1) << o.out;
+  EXPECT_NE(o.out.find("FAIL"), std::string::npos) << o.out;
+}
+
+TEST(QuantizeCommand, Llama2cToQ8_0RunsAndReportsFallbacks) {
+  const std::string out = testing::temp_path("cli-stories-q8_0.gguf");
+  testing::Outcome o = run_lowbit("quantize " + quote(fixture("llama2c/stories260K.bin")) + " " + quote(out) +
+                                  " --type q8_0 -z " + quote(fixture("llama2c/tok512.bin")));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find("blk.0.ffn_down.weight: row length 172"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("30 tensors f32 -> q8_0"), std::string::npos) << o.err;
+  o = run_lowbit("run -t 2 -m " + quote(out) + " -p 'Once upon a time' -n 16 --temp 0");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.out.rfind("Once upon a time", 0), 0u) << o.out;
+}
+
+TEST(QuantizeCommand, UnknownTypeIsRefused) {
+  const testing::Outcome o = run_lowbit("quantize " + quote(fixture("llama2c/stories260K.bin")) + " " +
+                                        quote(testing::temp_path("never.gguf")) + " --type q5_k");
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("q5_k"), std::string::npos) << o.err;
+}
+
+}  // namespace
+}  // namespace lowbit
