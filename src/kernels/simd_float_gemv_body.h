@@ -9,12 +9,8 @@
 namespace lowbit::simd {
 
 // Weight readers: kLanes values of a row as floats (partial: the first n, rest 0).
-// Weight elements a row's stream prefetches ahead of its loads.
-constexpr int64_t kPrefetchAhead = 2048;
-
 template <class S>
 struct F32Row {
-  static void prefetch(const uint8_t* row, int64_t k) { S::prefetch(row + 4 * k); }
   static typename S::V load(const uint8_t* row, int64_t k) { return S::load(reinterpret_cast<const float*>(row) + k); }
   static typename S::V load_partial(const uint8_t* row, int64_t k, int64_t n) {
     return S::load_partial(reinterpret_cast<const float*>(row) + k, n);
@@ -22,7 +18,6 @@ struct F32Row {
 };
 template <class S>
 struct F16Row {
-  static void prefetch(const uint8_t* row, int64_t k) { S::prefetch(row + 2 * k); }
   static typename S::V load(const uint8_t* row, int64_t k) { return S::load_f16(reinterpret_cast<const uint16_t*>(row) + k); }
   static typename S::V load_partial(const uint8_t* row, int64_t k, int64_t n) {
     return S::load_f16_partial(reinterpret_cast<const uint16_t*>(row) + k, n);
@@ -30,7 +25,6 @@ struct F16Row {
 };
 template <class S>
 struct Bf16Row {
-  static void prefetch(const uint8_t* row, int64_t k) { S::prefetch(row + 2 * k); }
   static typename S::V load(const uint8_t* row, int64_t k) { return S::load_bf16(reinterpret_cast<const uint16_t*>(row) + k); }
   static typename S::V load_partial(const uint8_t* row, int64_t k, int64_t n) {
     return S::load_bf16_partial(reinterpret_cast<const uint16_t*>(row) + k, n);
@@ -60,7 +54,6 @@ void float_tile(const uint8_t* w, int64_t row_bytes, const float* x, int64_t x_s
       for (int t = 0; t < kTokens; ++t) xv[t] = S::load(x + t * x_stride + i + s * L);
       #pragma GCC unroll 64
       for (int r = 0; r < kRows; ++r) {
-        if (s == 0) Row::prefetch(w + r * row_bytes, i + kPrefetchAhead);
         const V wv = Row::load(w + r * row_bytes, i + s * L);
         #pragma GCC unroll 64
         for (int t = 0; t < kTokens; ++t) acc[s][r][t] = S::fmadd(wv, xv[t], acc[s][r][t]);
@@ -91,12 +84,14 @@ void float_tile(const uint8_t* w, int64_t row_bytes, const float* x, int64_t x_s
     }
 }
 
-// Full tiles of kFloatTileRows rows; a partial tile goes row by row.
+// One token (a GEMV): row by row, each a single sequential stream with 4
+// accumulators (measured: ~93% of the read bandwidth on one core, against
+// ~70% for 4 interleaved rows, prefetched or not). Several tokens: 4 x 4 tiles,
+// each weight vector converted once for 4 tokens.
 template <class S, class Row, int kRows>
-void float_tile_rows(const uint8_t* w, int64_t row_bytes, const float* x, int64_t x_stride, int tokens, int64_t k,
-                     float* y, int64_t y_stride) {
+void float_tile_tokens(const uint8_t* w, int64_t row_bytes, const float* x, int64_t x_stride, int tokens, int64_t k,
+                       float* y, int64_t y_stride) {
   switch (tokens) {
-    case 1: return float_tile<S, Row, kRows, 1, 2>(w, row_bytes, x, x_stride, k, y, y_stride);
     case 2: return float_tile<S, Row, kRows, 2, 1>(w, row_bytes, x, x_stride, k, y, y_stride);
     case 3: return float_tile<S, Row, kRows, 3, 1>(w, row_bytes, x, x_stride, k, y, y_stride);
     default: return float_tile<S, Row, kRows, 4, 1>(w, row_bytes, x, x_stride, k, y, y_stride);
@@ -106,8 +101,14 @@ void float_tile_rows(const uint8_t* w, int64_t row_bytes, const float* x, int64_
 template <class S, class Row>
 void float_tile_dots(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride, int tokens,
                      int64_t k, float* y, int64_t y_stride) {
-  if (rows == kFloatTileRows) return float_tile_rows<S, Row, kFloatTileRows>(w, row_bytes, x, x_stride, tokens, k, y, y_stride);
-  for (int r = 0; r < rows; ++r) float_tile_rows<S, Row, 1>(w + r * row_bytes, row_bytes, x, x_stride, tokens, k, y + r, y_stride);
+  if (tokens == 1) {
+    for (int r = 0; r < rows; ++r) float_tile<S, Row, 1, 1, 4>(w + r * row_bytes, row_bytes, x, x_stride, k, y + r, y_stride);
+  } else if (rows == kFloatTileRows) {
+    float_tile_tokens<S, Row, kFloatTileRows>(w, row_bytes, x, x_stride, tokens, k, y, y_stride);
+  } else {
+    for (int r = 0; r < rows; ++r)
+      float_tile_tokens<S, Row, 1>(w + r * row_bytes, row_bytes, x, x_stride, tokens, k, y + r, y_stride);
+  }
 }
 
 template <class S>

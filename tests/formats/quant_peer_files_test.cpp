@@ -77,7 +77,7 @@ TEST(I2SRealFile, CodesAreTheSignsAndScaleIsMaxAbsOfTheF16File) {
 // llama.cpp's quantizer sets d = max|w| of each block, so its TQ tensors
 // dequantize to exactly the F16 file's values.
 void expect_equal_to_f16(const char* file_name, GgmlType type) {
-  const GgufFile file(testing::fixture("peer/tiny-a/" + file_name));
+  const GgufFile file(testing::fixture(std::string("peer/tiny-a/") + file_name));
   const int seen = for_each_tensor_of_type(
       file, type,
       [](const std::string& name, const GgufTensorInfo&, const std::vector<float>& got, const std::vector<float>& ref) {
