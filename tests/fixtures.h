@@ -2,6 +2,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -36,9 +37,10 @@ inline std::vector<double> read_numbers(const std::string& path) {
   return v;
 }
 
-// A scratch folder for the test binary, removed by nobody (under the build tree's tmp).
+// A path in a scratch folder of this test process (ctest runs tests in
+// parallel processes, so names never collide between them).
 inline std::string temp_path(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / "lowbit-tests";
+  const auto dir = std::filesystem::temp_directory_path() / ("lowbit-tests-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   return (dir / name).string();
 }

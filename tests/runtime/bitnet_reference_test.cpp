@@ -6,6 +6,7 @@
 // squared-ReLU gate, sub-norms, half-split RoPE with theta 500000.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 

@@ -1,46 +1,20 @@
 // The `lowbit` program as a user runs it: stdout byte for byte, exit codes,
 // error messages.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <fstream>
 
 #include "fixtures.h"
+#include "lowbit_cli.h"
 
 namespace lowbit {
 namespace {
 
 using testing::fixture;
+using testing::quote;
 using testing::read_text;
-
-struct Outcome {
-  int exit_code;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-Outcome run_lowbit(const std::string& args) {
-  const std::string err_path = testing::temp_path("stderr.txt");
-  const std::string cmd = std::string(LOWBIT_BINARY) + " " + args + " 2>" + quote(err_path);
-  FILE* p = popen(cmd.c_str(), "r");
-  EXPECT_NE(p, nullptr);
-  Outcome o;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) o.out.append(buf.data(), n);
-  const int status = pclose(p);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  o.err = read_text(err_path);
-  return o;
-}
+using testing::run_lowbit;
+using testing::Outcome;
 
 class RunStories : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
 
