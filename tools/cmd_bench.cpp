@@ -104,12 +104,18 @@ int bench(const BenchOptions& o) {
   std::vector<std::string> models = o.models;
   if (models.empty()) models.push_back(ensure_default_model(load_pool));
 
-  // Bandwidth first (its buffer is freed before any model loads, then the peak resets).
-  std::vector<double> bandwidth;
-  for (int t : threads) {
-    ThreadPool pool(t);
-    bandwidth.push_back(measure_read_bandwidth_gbps(pool, t, size_t{512} << 20));
-  }
+  // Read bandwidth per thread count, measured again before each model so the
+  // roofline reflects the machine as the rows were taken. Its buffer is freed
+  // before the model loads, and the peak RSS is reset after it.
+  auto measure_bandwidth = [&] {
+    std::vector<double> gbps;
+    for (int t : threads) {
+      ThreadPool pool(t);
+      gbps.push_back(measure_read_bandwidth_gbps(pool, t, size_t{512} << 20));
+    }
+    return gbps;
+  };
+  std::vector<double> bandwidth = measure_bandwidth();
 
   std::time_t now = std::time(nullptr);
   char date[32];
@@ -126,6 +132,7 @@ int bench(const BenchOptions& o) {
   const int64_t ctx = o.n_prompt + o.n_gen + 1;
   for (const std::string& path : models) {
     for (const std::string& kernel : o.kernels) {
+      if (&path != &models.front() || &kernel != &o.kernels.front()) bandwidth = measure_bandwidth();
       reset_peak_rss();
       LoadOptions lo;
       lo.kernel = kernel;
@@ -164,16 +171,18 @@ int bench(const BenchOptions& o) {
           const Stats s = stats(speeds);
           // Decode streams every weight byte once per token; a prompt pass once per n tokens.
           const double roofline = bandwidth[ti] * 1e9 / static_cast<double>(wbytes) * (prompt ? n : 1);
-          std::printf("| %s | %s | %s | %d | %s%lld | %.2f ± %.2f | %s | %.0f%% | %s |\n", name.c_str(),
+          std::printf("| %s | %s | %s | %d | %s%lld | %.2f ± %.2f | %s | %.0f%% of %.0f GB/s | %s |\n", name.c_str(),
                       gb(file_size(path)).c_str(), kernels_used.c_str(), threads[ti],
                       prompt ? "pp" : "tg", static_cast<long long>(n), s.mean, s.stddev, gb(wbytes).c_str(),
-                      100.0 * s.mean / roofline, gb(peak_rss_bytes()).c_str());
+                      100.0 * s.mean / roofline, bandwidth[ti], gb(peak_rss_bytes()).c_str());
           std::fflush(stdout);
         }
       }
     }
   }
-  std::printf("\nroofline: tok/s as a share of (read bandwidth / weight bytes per token) x tokens per weight pass.\n");
+  std::printf(
+      "\nroofline: tok/s as a share of (read bandwidth / weight bytes per token) x tokens per weight pass,\n"
+      "with the read bandwidth of that many threads measured just before the model loaded.\n");
   return 0;
 }
 

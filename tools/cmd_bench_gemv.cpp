@@ -31,7 +31,7 @@ struct Options {
   std::string kernels;  // comma list; empty: every family that runs the matrix
   std::string threads = "1,2";
   std::string shapes;   // comma list of model names or NxK; empty: all
-  int repeats = 20;     // timed calls per row at least (the reference: 2)
+  int repeats = 10;     // timed calls per row at least (the reference: 2)
   double min_seconds = 0.05;
 };
 

@@ -29,7 +29,7 @@ CommandMain setup_gen_model(CLI::App& app) {
   app.add_option("--type", o->type, "type of the ternary matrices")
       ->check(CLI::IsMember({"i2_s", "tq2_0", "tq1_0", "f16"}));
   app.add_option("--head-type", o->head_type, "type of the embedding / output head")
-      ->check(CLI::IsMember({"f16", "q8_0"}));
+      ->check(CLI::IsMember({"f16", "q8_0", "q6_k"}));
   app.add_option("-o,--output", o->output, "output GGUF file")->required();
   app.add_option("--seed", o->seed, "random seed");
   app.add_option("-t,--threads", o->threads, "threads (default: all)");

@@ -1,5 +1,7 @@
 #include "gemv_timing.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <vector>
 
@@ -10,12 +12,16 @@ namespace lowbit::tools {
 
 namespace {
 
-// Larger than any last-level cache a core of a CPU of the 2020s can reach.
-constexpr size_t kEvictBytes = size_t{256} << 20;
+// Twice the last-level cache the OS reports, at least 128 MiB (a Zen 4/5 CCD
+// has 32 MiB; virtual machines may report the whole package's), at most 1 GiB.
+size_t evict_bytes() {
+  const long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  return std::clamp<size_t>(llc > 0 ? 2 * static_cast<size_t>(llc) : 0, size_t{128} << 20, size_t{1} << 30);
+}
 
 void evict_caches(ThreadPool& pool) {
   static AlignedBuffer<uint64_t> buffer = [] {
-    AlignedBuffer<uint64_t> b(kEvictBytes / 8);
+    AlignedBuffer<uint64_t> b(evict_bytes() / 8);
     for (size_t i = 0; i < b.size(); i += 512) b[i] = i;  // touch every page
     return b;
   }();

@@ -9,7 +9,8 @@
 namespace lowbit::tools {
 
 // Median seconds of m.forward(in, ...) on `pool`, over calls each preceded by a
-// read of a 256 MiB buffer (on the pool's threads) that evicts the caches.
+// read of a buffer twice the last-level cache (on the pool's threads) that
+// evicts the caches.
 // Calls repeat until they total min_seconds and number at least min_calls.
 // `in` is quantized before the first timed call: the time is the matmul's alone
 // (one quantization serves several matrices in a model).

@@ -31,6 +31,7 @@ const std::vector<KernelFamily>& kernel_families() {
     f.push_back(int1_kernel_family());
     f.push_back(q8_0_kernel_family());
     f.push_back(float_kernel_family());
+    f.push_back(q6_k_kernel_family());
     return f;
   }();
   return families;

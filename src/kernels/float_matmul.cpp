@@ -1,6 +1,7 @@
 #include "kernels/float_matmul.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/error.h"
 #include "kernels/float_tile_dots.h"
@@ -10,22 +11,32 @@ namespace lowbit {
 namespace {
 
 bool is_float_type(GgmlType t) { return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16; }
+bool is_q6_k(GgmlType t) { return t == GgmlType::Q6_K; }
 
 class FloatMatmul final : public Matmul {
  public:
-  FloatMatmul(const WeightView& w, FloatTileDots dots, const char* isa)
+  FloatMatmul(const WeightView& w, FloatTileDots dots, const std::string& kernel_name, ThreadPool& pool)
       : Matmul(w.rows, w.cols),
-        w_(w),
+        name_(w.name),
         dots_(dots),
         row_bytes_(ggml_row_bytes(w.type, w.cols)),
-        name_(cat("f16/", isa)) {}
+        weights_(static_cast<size_t>(row_bytes_ * w.rows)),
+        kernel_name_(kernel_name) {
+    // The file's layout is already the kernel's, but a copy in memory we own
+    // sits on huge pages: streamed from the file's 4 KiB pages, the head ran
+    // ~1.4x slower per byte (TLB misses), and the mapping can then be dropped.
+    pool.parallel_for(w.rows, 1024, [&](int64_t begin, int64_t end, int) {
+      std::memcpy(weights_.data() + begin * row_bytes_, w.data + begin * row_bytes_,
+                  static_cast<size_t>((end - begin) * row_bytes_));
+    });
+  }
 
-  std::string kernel_name() const override { return name_; }
+  std::string kernel_name() const override { return kernel_name_; }
   bool uses_int8_activations() const override { return false; }
   int64_t weight_bytes() const override { return row_bytes_ * rows_; }
 
   void forward(const ActivationBatch& in, float* y, ThreadPool& pool) const override {
-    if (in.k() != cols_) fail("tensor ", w_.name, ": input has ", in.k(), " features, matrix has ", cols_);
+    if (in.k() != cols_) fail("tensor ", name_, ": input has ", in.k(), " features, matrix has ", cols_);
     const int64_t tiles = (rows_ + kFloatTileRows - 1) / kFloatTileRows;
     // Many chunks per thread: dynamic balance across fast and slow cores.
     const int64_t chunk = std::max<int64_t>(1, tiles / (16 * pool.size()));
@@ -36,7 +47,7 @@ class FloatMatmul final : public Matmul {
         // A tile's rows stay in L1 while every token block passes over them.
         for (int64_t t0 = 0; t0 < in.tokens(); t0 += kFloatTileTokens) {
           const int tokens = static_cast<int>(std::min<int64_t>(kFloatTileTokens, in.tokens() - t0));
-          dots_(w_.data + r0 * row_bytes_, row_bytes_, rows, in.x() + t0 * cols_, cols_, tokens, cols_,
+          dots_(weights_.data() + r0 * row_bytes_, row_bytes_, rows, in.x() + t0 * cols_, cols_, tokens, cols_,
                 y + t0 * rows_ + r0, rows_);
         }
       }
@@ -44,10 +55,11 @@ class FloatMatmul final : public Matmul {
   }
 
  private:
-  WeightView w_;
+  std::string name_;  // the tensor's, for errors
   FloatTileDots dots_;
   int64_t row_bytes_;
-  std::string name_;
+  AlignedBuffer<uint8_t> weights_;  // [rows][row_bytes] as in the file
+  std::string kernel_name_;
 };
 
 struct FloatIsa {
@@ -61,23 +73,38 @@ FloatIsa pick_isa(GgmlType type, const CpuFeatures& cpu) {
   return {"", nullptr};
 }
 
-int float_score(const WeightView& w, const CpuFeatures& cpu) {
-  if (!is_float_type(w.type) || pick_isa(w.type, cpu).dots == nullptr) return 0;
+// Both families read rows in the file's layout, dequantized on the fly to float.
+template <bool (*kAccepts)(GgmlType)>
+int score(const WeightView& w, const CpuFeatures& cpu) {
+  if (!kAccepts(w.type) || pick_isa(w.type, cpu).dots == nullptr) return 0;
+  if (w.cols % ggml_type_info(w.type).block_size != 0) return 0;
   return cpu.has_avx512_level() ? 30 : 20;
 }
 
-std::unique_ptr<Matmul> float_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool&) {
+template <bool (*kAccepts)(GgmlType)>
+std::unique_ptr<Matmul> make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool, const char* family,
+                             const char* types) {
   const FloatIsa isa = pick_isa(w.type, cpu);
-  if (!is_float_type(w.type) || isa.dots == nullptr)
-    fail("tensor ", w.name, ": kernel f16 needs F32, F16 or BF16 weights and AVX2 + F16C (type ",
-         ggml_type_name(w.type), ", cpu: ", cpu.describe(), ")");
-  return std::make_unique<FloatMatmul>(w, isa.dots, isa.name);
+  if (score<kAccepts>(w, cpu) == 0)
+    fail("tensor ", w.name, ": kernel ", family, " needs ", types, " weights with whole blocks per row and AVX2 + F16C",
+         " (type ", ggml_type_name(w.type), ", ", w.cols, " columns, cpu: ", cpu.describe(), ")");
+  return std::make_unique<FloatMatmul>(w, isa.dots, cat(family, "/", isa.name), pool);
 }
 
 }  // namespace
 
 KernelFamily float_kernel_family() {
-  return {"f16", "F16 / BF16 / F32 x float, float accumulation (AVX2+F16C / AVX-512)", float_score, float_make};
+  return {"f16", "F16 / BF16 / F32 x float, float accumulation (AVX2+F16C / AVX-512)", score<is_float_type>,
+          [](const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
+            return make<is_float_type>(w, cpu, pool, "f16", "F32, F16 or BF16");
+          }};
+}
+
+KernelFamily q6_k_kernel_family() {
+  return {"q6_k", "Q6_K dequantized in registers x float, float accumulation (AVX2+F16C / AVX-512)", score<is_q6_k>,
+          [](const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
+            return make<is_q6_k>(w, cpu, pool, "q6_k", "Q6_K");
+          }};
 }
 
 }  // namespace lowbit

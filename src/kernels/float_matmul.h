@@ -1,8 +1,10 @@
-// The "f16" kernel family (dispatch.h): F16, BF16 and F32 weights times float
-// activations, accumulated in float, with AVX-512 or AVX2 + F16C. For output
-// heads and embeddings stored as F16 (BitNet 2B-4T's 656 MB head is most of a
-// token's weight bytes) and float models. The weights are read where the file
-// has them: their layout is already the kernel's (rows of k values).
+// Kernel families (dispatch.h) for weights used with float activations,
+// accumulated in float, with AVX-512 or AVX2 + F16C: output heads and
+// embeddings (BitNet 2B-4T's F16 head is 656 MB of a token's 1.18 GB) and
+// float models. The layout is the file's (rows of k values), copied at load
+// into memory the kernel owns (huge pages).
+//   f16:  F16, BF16 and F32 rows
+//   q6_k: Q6_K rows (6.56 bits a weight), unpacked and dequantized in registers
 #pragma once
 
 #include "kernels/dispatch.h"
@@ -10,5 +12,6 @@
 namespace lowbit {
 
 KernelFamily float_kernel_family();
+KernelFamily q6_k_kernel_family();
 
 }  // namespace lowbit

@@ -14,7 +14,7 @@ inline constexpr int kFloatTileRows = 4;
 inline constexpr int kFloatTileTokens = 4;
 
 // For rows <= kFloatTileRows weight rows (row r at w + r * row_bytes, k values
-// of the tile's type: F32, F16 or BF16) and tokens <= kFloatTileTokens inputs
+// of the tile's type: F32, F16, BF16 or Q6_K) and tokens <= kFloatTileTokens inputs
 // (token t at x + t * x_stride, k floats):
 //   y[t * y_stride + r] = sum_k W[r][k] * x[t][k], accumulated in float.
 using FloatTileDots = void (*)(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride,

@@ -9,8 +9,10 @@
 
 namespace lowbit {
 
-// ISA paths (x86_avx2/read_sum_avx2.cpp); the portable loop stands in elsewhere.
+// ISA paths (x86_avx2/read_sum_avx2.cpp, x86_avx512/read_sum_avx512.cpp); the
+// portable loop stands in elsewhere. The widest loads the CPU has, as its kernels use.
 uint64_t read_sum_avx2(const uint8_t* p, size_t bytes);
+uint64_t read_sum_avx512(const uint8_t* p, size_t bytes);
 
 namespace {
 
@@ -33,7 +35,10 @@ double measure_read_bandwidth_gbps(ThreadPool& pool, int threads, size_t bytes, 
   bytes = bytes / (4096 * threads) * (4096 * threads);
   AlignedBuffer<uint8_t> buf(bytes);
   for (size_t i = 0; i < bytes; i += 64) buf[i] = static_cast<uint8_t>(i >> 6);  // touch every page
-  const bool avx2 = cpu_features().has_avx2_level();
+  const CpuFeatures& cpu = cpu_features();
+  const auto read_sum = cpu.has_avx512_level() ? read_sum_avx512
+                        : cpu.has_avx2_level()  ? read_sum_avx2
+                                                : read_sum_portable;
   const size_t per_thread = bytes / threads;
   volatile uint64_t sink = 0;
   double best = 0;
@@ -42,7 +47,7 @@ double measure_read_bandwidth_gbps(ThreadPool& pool, int threads, size_t bytes, 
     pool.run_on_all([&](int t, int) {
       if (t >= threads) return;
       const uint8_t* p = buf.data() + per_thread * t;
-      sink = sink + (avx2 ? read_sum_avx2(p, per_thread) : read_sum_portable(p, per_thread));
+      sink = sink + read_sum(p, per_thread);
     });
     const double dt = now_seconds() - t0;
     best = std::max(best, static_cast<double>(bytes) / dt / 1e9);

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "kernels/float_tile_dots.h"
+#include "kernels/simd_q6_k_body.h"
 
 namespace lowbit::simd {
 
@@ -117,6 +118,7 @@ FloatTileDots float_tile_dots_for(GgmlType type) {
     case GgmlType::F32: return float_tile_dots<S, F32Row<S>>;
     case GgmlType::F16: return float_tile_dots<S, F16Row<S>>;
     case GgmlType::BF16: return float_tile_dots<S, Bf16Row<S>>;
+    case GgmlType::Q6_K: return q6_k_tile_dots<S>;
     default: return nullptr;
   }
 }

@@ -72,7 +72,7 @@ std::vector<float> read_vector(const GgufFile& f, const std::string& name, int64
 // read-only mapping, once its weights are repacked into memory the kernel owns
 // (design.md rule 3): the resident size is then the kernel layouts, not the
 // layouts plus the file. Dropping is always safe: whatever still reads the
-// range in place (the embedding rows, the "ref" and "f16" kernels) faults its
+// range in place (the embedding rows, the "ref" kernel) faults its
 // pages back in from the page cache on first use. Only whole pages inside the
 // range go, so neighbouring tensors are untouched.
 void drop_file_pages(const uint8_t* p, int64_t bytes) {
@@ -177,6 +177,15 @@ void Model::load_gguf(const LoadOptions& options, ThreadPool& pool) {
   };
 
   const int64_t D = c.n_embd, Q = c.q_dim(), KV = c.kv_dim(), F = c.n_ff;
+  // The head first: while a matrix is repacked its file pages and its copy are
+  // both resident, so the peak is lowest when the largest goes before the rest.
+  output_ = linear("output.weight", c.n_vocab, D, /*required=*/false);
+  if (!output_.matmul) {
+    output_.matmul = make_matmul(embedding_, options.kernel, pool);
+    drop_file_pages(emb.data, static_cast<int64_t>(emb.bytes));
+    kernel_log_.push_back(cat("output (tied token_embd.weight) ", ggml_type_name(emb.type), " ", c.n_vocab, "x",
+                              D, " -> ", output_.matmul->kernel_name()));
+  }
   layers_.resize(static_cast<size_t>(c.n_layer));
   for (int64_t i = 0; i < c.n_layer; ++i) {
     const std::string b = cat("blk.", i, ".");
@@ -196,13 +205,6 @@ void Model::load_gguf(const LoadOptions& options, ThreadPool& pool) {
     }
   }
   output_norm_ = read_vector(f, "output_norm.weight", D);
-  output_ = linear("output.weight", c.n_vocab, D, /*required=*/false);
-  if (!output_.matmul) {
-    output_.matmul = make_matmul(embedding_, options.kernel, pool);
-    drop_file_pages(emb.data, static_cast<int64_t>(emb.bytes));
-    kernel_log_.push_back(cat("output (tied token_embd.weight) ", ggml_type_name(emb.type), " ", c.n_vocab, "x",
-                              D, " -> ", output_.matmul->kernel_name()));
-  }
 }
 
 void Model::load_llama2c(const LoadOptions& options, ThreadPool& pool) {

@@ -1,5 +1,6 @@
-// Q6_K (ggml type 14), exactly llama.cpp's layout, read only (bitnet.cpp's
-// --quant-embd and llama.cpp's TQ files store token_embd this way).
+// Q6_K (ggml type 14), exactly llama.cpp's layout (bitnet.cpp's --quant-embd
+// and llama.cpp's TQ files store token_embd this way; lowbit's gen-model can
+// write 6-bit heads with it).
 // Blocks of 256 elements, 210 bytes: ql[128] low 4 bits, qh[64] high 2 bits,
 // scales[16] int8 (one per 16 elements), fp16 d. Per half-block h (128
 // elements; ql + 64h, qh + 32h, scales + 8h) and l < 32, the 6-bit values are
@@ -25,5 +26,11 @@ struct BlockQ6_K {
 static_assert(sizeof(BlockQ6_K) == 210, "Q6_K block is 210 bytes in GGUF");
 
 void dequantize_row_q6_K(const uint8_t* row, float* dst, int64_t n);
+// A plain round-to-nearest quantizer (not llama.cpp's iterative scale search,
+// so files differ from llama-quantize's but read the same): per 16 values the
+// smallest step reaching both extremes (-32 and +31 steps), d = max step / 127
+// rounded up to fp16, scales[j] = ceil(step_j / d), values round(x / (d *
+// scales[j])). Every value is within half its sub-block's step.
+void quantize_row_q6_K(const float* src, uint8_t* row, int64_t n);
 
 }  // namespace lowbit

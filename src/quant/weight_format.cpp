@@ -24,7 +24,7 @@ constexpr std::array kFormats = {
     WeightFormat{GgmlType::BF16, dequantize_row_bf16, quantize_row_bf16, nullptr},
     WeightFormat{GgmlType::Q8_0, dequantize_row_q8_0, quantize_row_q8_0, dot_i8_q8_0},
     WeightFormat{GgmlType::Q4_0, dequantize_row_q4_0, quantize_row_q4_0, dot_i8_q4_0},
-    WeightFormat{GgmlType::Q6_K, dequantize_row_q6_K, nullptr, nullptr},
+    WeightFormat{GgmlType::Q6_K, dequantize_row_q6_K, quantize_row_q6_K, nullptr},
     WeightFormat{GgmlType::TQ1_0, dequantize_row_tq1_0, quantize_row_tq1_0, dot_i8_tq1_0},
     WeightFormat{GgmlType::TQ2_0, dequantize_row_tq2_0, quantize_row_tq2_0, dot_i8_tq2_0},
     WeightFormat{GgmlType::I2_S, dequantize_row_i2s, quantize_row_i2s, dot_i8_i2s},

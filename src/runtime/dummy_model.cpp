@@ -79,8 +79,8 @@ void write_dummy_model(const DummyModelOptions& o, const std::string& path, Thre
                        const std::function<void(double)>& progress) {
   const ModelShape& s = find_model_shape(o.shape);
   const uint32_t file_type = file_type_of(o.type);
-  if (o.head_type != GgmlType::F16 && o.head_type != GgmlType::Q8_0)
-    fail("gen-model: head type must be f16 or q8_0, got ", ggml_type_name(o.head_type));
+  if (o.head_type != GgmlType::F16 && o.head_type != GgmlType::Q8_0 && o.head_type != GgmlType::Q6_K)
+    fail("gen-model: head type must be f16, q8_0 or q6_k, got ", ggml_type_name(o.head_type));
 
   GgufWriter w;
   const std::string a = s.architecture + ".";

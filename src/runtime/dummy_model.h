@@ -16,7 +16,7 @@ namespace lowbit {
 struct DummyModelOptions {
   std::string shape = "bitnet-2b4t";      // model_shapes.h
   GgmlType type = GgmlType::I2_S;         // the ternary matrices: I2_S, TQ2_0, TQ1_0 or F16
-  GgmlType head_type = GgmlType::F16;     // token embedding and output head: F16 or Q8_0
+  GgmlType head_type = GgmlType::F16;     // token embedding and output head: F16, Q8_0 or Q6_K (6.6 bits)
   uint64_t seed = 1;
 };
 

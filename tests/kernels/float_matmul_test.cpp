@@ -70,12 +70,63 @@ TEST(FloatKernel, MatchesReferenceAtEveryIsa) {
   }
 }
 
+// rows x cols Q6_K weights quantized from normal values with outliers.
+std::vector<uint8_t> random_q6_k_weights(int64_t rows, int64_t cols, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<float> row(static_cast<size_t>(cols));
+  const int64_t row_bytes = ggml_row_bytes(GgmlType::Q6_K, cols);
+  std::vector<uint8_t> bytes(static_cast<size_t>(row_bytes * rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t k = 0; k < cols; ++k) row[k] = static_cast<float>(rng.normal()) * (k % 37 == 3 ? 10.0f : 0.05f);
+    weight_format(GgmlType::Q6_K).quantize_row(row.data(), bytes.data() + r * row_bytes, cols);
+  }
+  return bytes;
+}
+
+TEST(Q6KKernel, MatchesReferenceAtEveryIsa) {
+  ThreadPool pool(2);
+  const auto variants = isa_variants();
+  ASSERT_FALSE(variants.empty()) << "this CPU has no AVX2: the q6_k family cannot run";
+  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{1, 256}, {5, 512}, {17, 2560}}) {
+    const auto w = random_q6_k_weights(rows, cols, static_cast<uint64_t>(rows + cols));
+    const WeightView view{"w", GgmlType::Q6_K, rows, cols, w.data()};
+    const auto ref = make_reference_matmul(view);
+    std::vector<float> row(static_cast<size_t>(cols));
+    for (int64_t tokens : {1, 2, 4, 7}) {
+      const auto x = random_activations(tokens, cols, static_cast<uint64_t>(3 * tokens + cols));
+      ActivationBatch in(tokens, cols);
+      in.set(x.data(), tokens, cols);
+      std::vector<float> want(static_cast<size_t>(tokens * rows));
+      ref->forward(in, want.data(), pool);
+      for (const auto& v : variants) {
+        const auto kernel = find_kernel_family("q6_k")->make(view, v.cpu, pool);
+        std::vector<float> got(want.size(), NAN);
+        kernel->forward(in, got.data(), pool);
+        for (int64_t t = 0; t < tokens; ++t) {
+          for (int64_t r = 0; r < rows; ++r) {
+            weight_format(GgmlType::Q6_K).dequantize_row(w.data() + r * ggml_row_bytes(GgmlType::Q6_K, cols),
+                                                         row.data(), cols);
+            double mag = 0;
+            for (int64_t k = 0; k < cols; ++k) mag += std::fabs(row[k] * x[t * cols + k]);
+            const size_t i = static_cast<size_t>(t * rows + r);
+            ASSERT_NEAR(got[i], want[i], 1e-5 * mag + 1e-30)
+                << kernel->kernel_name() << " " << rows << "x" << cols << " tokens " << tokens << " at (" << t
+                << ", " << r << ")";
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(FloatKernel, AutoPicksItForFloatHeadsOnly) {
   ThreadPool pool(1);
   const auto w = random_float_weights(GgmlType::F16, 8, 64, 3);
   if (!cpu_features().has_avx2_level()) GTEST_SKIP() << "no AVX2";
   EXPECT_EQ(make_matmul({"head", GgmlType::F16, 8, 64, w.data()}, "auto", pool)->kernel_name().rfind("f16/", 0), 0u);
   EXPECT_EQ(find_kernel_family("f16")->score({"w", GgmlType::Q8_0, 8, 64, nullptr}, cpu_features()), 0);
+  EXPECT_EQ(find_kernel_family("f16")->score({"w", GgmlType::Q6_K, 8, 256, nullptr}, cpu_features()), 0);
+  EXPECT_GT(find_kernel_family("q6_k")->score({"w", GgmlType::Q6_K, 8, 256, nullptr}, cpu_features()), 1);
   CpuFeatures none;
   EXPECT_EQ(find_kernel_family("f16")->score({"w", GgmlType::F16, 8, 64, nullptr}, none), 0);
 }

@@ -51,6 +51,10 @@ inline __m256 add_group(__m256 acc, __m256i d_sum, int shift, const Vnni4Task& t
   return _mm256_add_ps(acc, rounded_product(d, _mm256_cvtepi32_ps(isum)));
 }
 
+inline void prefetch(const uint8_t* p) {
+  _mm_prefetch(reinterpret_cast<const char*>(p + kVnni4PrefetchBytes), _MM_HINT_T0);
+}
+
 inline void store_out(const Vnni4Task& t, const __m256* acc) {
   const __m256 inv = _mm256_set1_ps(t.inv);
   _mm256_store_ps(t.out, _mm256_mul_ps(acc[0], inv));
@@ -83,6 +87,7 @@ void int2_gemv(const Vnni4Task& t) {
     for (auto& h : a)
       for (auto& v : h) v = _mm256_setzero_si256();
     for (int64_t s = 0; s < t.steps_per_group; ++s, c += 64, x += 16) {
+      prefetch(c);
       const __m256i xb[4] = {broadcast4(x), broadcast4(x + 4), broadcast4(x + 8), broadcast4(x + 12)};
       int2_step<kVnni>(c, xb, lut01, lut23, a[0]);
       int2_step<kVnni>(c + 32, xb, lut01, lut23, a[1]);
@@ -114,6 +119,7 @@ void int1_gemv(const Vnni4Task& t) {
     for (auto& h : a)
       for (auto& v : h) v = _mm256_setzero_si256();
     for (int64_t s = 0; s < t.steps_per_group; s += 4, c += 32, x += 16) {
+      prefetch(c);
       for (int i = 0; i < 4; ++i) {
         uint32_t bits[2];
         std::memcpy(bits, c + 8 * i, 8);
@@ -137,6 +143,7 @@ void q8_0_gemv(const Vnni4Task& t) {
     for (auto& h : a)
       for (auto& v : h) v = _mm256_setzero_si256();
     for (int64_t s = 0; s < t.steps_per_group; s += 4, c += 256, x += 16) {
+      for (int i = 0; i < 4; ++i) prefetch(c + 64 * i);
       for (int i = 0; i < 4; ++i) {
         const __m256i xb = broadcast4(x + 4 * i);
         for (int h = 0; h < 2; ++h)

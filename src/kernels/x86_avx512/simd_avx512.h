@@ -43,6 +43,10 @@ struct Avx512 {
   static void store_f16_partial(uint16_t* p, V v, int64_t n) {
     _mm256_mask_storeu_epi16(p, mask(n), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   }
+  // kLanes bytes (0..255) as floats.
+  static V load_u8(const uint8_t* p) {
+    return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+  }
   static void prefetch(const void* p) { _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T0); }
 
   static V add(V a, V b) { return _mm512_add_ps(a, b); }

@@ -37,6 +37,10 @@ inline __m512 add_group(__m512 acc, __m512i d_sum, const Vnni4Task& t, int64_t g
   return _mm512_add_ps(acc, rounded_product(d, _mm512_cvtepi32_ps(isum)));
 }
 
+inline void prefetch(const uint8_t* p) {
+  _mm_prefetch(reinterpret_cast<const char*>(p + kVnni4PrefetchBytes), _MM_HINT_T0);
+}
+
 inline void store_out(const Vnni4Task& t, __m512 acc) { _mm512_store_ps(t.out, _mm512_mul_ps(acc, _mm512_set1_ps(t.inv))); }
 
 }  // namespace
@@ -54,6 +58,7 @@ void int2_gemv_avx512(const Vnni4Task& t) {
   for (int64_t g = 0; g < t.groups; ++g) {
     __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
     for (int64_t s = 0; s < t.steps_per_group; ++s, c += 64, x += 16) {
+      prefetch(c);
       const __m512i w = _mm512_load_si512(c);
       const __m512i lo = _mm512_and_si512(w, nibble);
       const __m512i hi = _mm512_and_si512(_mm512_srli_epi32(w, 4), nibble);
@@ -82,6 +87,7 @@ void int1_gemv_avx512(const Vnni4Task& t) {
   for (int64_t g = 0; g < t.groups; ++g) {
     __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
     for (int64_t s = 0; s < t.steps_per_group; s += 4, c += 32, x += 16) {
+      prefetch(c);
       a0 = _mm512_dpbusd_epi32(a0, expand(0), broadcast4(x));
       a1 = _mm512_dpbusd_epi32(a1, expand(1), broadcast4(x + 4));
       a2 = _mm512_dpbusd_epi32(a2, expand(2), broadcast4(x + 8));
@@ -102,6 +108,7 @@ void q8_0_gemv_avx512(const Vnni4Task& t) {
   for (int64_t g = 0; g < t.groups; ++g) {
     __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
     for (int64_t s = 0; s < t.steps_per_group; s += 4, c += 256, x += 16) {
+      for (int i = 0; i < 4; ++i) prefetch(c + 64 * i);
       a0 = _mm512_dpbusd_epi32(a0, load(0), broadcast4(x));
       a1 = _mm512_dpbusd_epi32(a1, load(1), broadcast4(x + 4));
       a2 = _mm512_dpbusd_epi32(a2, load(2), broadcast4(x + 8));

@@ -1,0 +1,58 @@
+// `lowbit bench` as a user runs it: a markdown table with one row per
+// (model, kernel, threads, test), and clear errors for bad options.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "fixtures.h"
+#include "lowbit_cli.h"
+
+namespace lowbit {
+namespace {
+
+using testing::Outcome;
+using testing::quote;
+using testing::run_lowbit;
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(BenchCommand, PrintsOneRowPerKernelThreadsAndTest) {
+  const std::string model = testing::temp_path("bench-tiny.gguf");
+  ASSERT_EQ(run_lowbit("gen-model --shape tiny -o " + quote(model)).exit_code, 0);
+  const Outcome o = run_lowbit("bench -m " + quote(model) + " -t 1,2 -p 8 -n 4 -r 2 --kernel auto,ref");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("| model | size | kernel | threads | test | tok/s |"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("read bandwidth, 2 threads:"), std::string::npos) << o.out;
+  // 2 kernels x 2 thread counts x 2 tests.
+  EXPECT_EQ(count(o.out, "| bench-tiny.gguf |"), 8) << o.out;
+  EXPECT_EQ(count(o.out, "| pp8 |"), 4) << o.out;
+  EXPECT_EQ(count(o.out, "| tg4 |"), 4) << o.out;
+  EXPECT_NE(o.out.find("| ref: ref |"), std::string::npos) << o.out;
+  // tok/s as "mean ± stddev", weight bytes, the roofline share and a peak RSS.
+  EXPECT_TRUE(std::regex_search(o.out, std::regex(R"(\| tg4 \| [0-9.]+ ± [0-9.]+ \| [0-9.]+ GB \| [0-9]+% of [0-9]+ GB/s \| [0-9.]+ GB \|)")))
+      << o.out;
+}
+
+TEST(BenchCommand, BadOptionsFailClearly) {
+  const std::string model = testing::temp_path("bench-tiny-bad.gguf");
+  ASSERT_EQ(run_lowbit("gen-model --shape tiny -o " + quote(model)).exit_code, 0);
+  Outcome o = run_lowbit("bench -m " + quote(model) + " -t 1,x");
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("'x'"), std::string::npos) << o.err;
+  o = run_lowbit("bench -m " + quote(model) + " -p 0 -n 0");
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("-p"), std::string::npos) << o.err;
+  o = run_lowbit("bench -m /nonexistent/m.gguf -p 1 -n 1");
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("/nonexistent/m.gguf"), std::string::npos) << o.err;
+  o = run_lowbit("bench -m " + quote(model) + " --kernel nosuch");
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("nosuch"), std::string::npos) << o.err;
+}
+
+}  // namespace
+}  // namespace lowbit
