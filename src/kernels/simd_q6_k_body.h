@@ -39,27 +39,43 @@ void q6_k_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stri
   V acc[kTokens][2];
   #pragma GCC unroll 8
   for (int t = 0; t < kTokens; ++t) acc[t][0] = acc[t][1] = S::zero();
-  alignas(64) uint8_t v[kQ6_KBlockSize];
+  // Unpacked one block ahead, so a block's 16-byte loads do not wait on its
+  // own 8-byte stores (a load spanning two stores in flight cannot be forwarded).
+  alignas(64) uint8_t unpacked[2][kQ6_KBlockSize];
+  const int64_t block_bytes = static_cast<int64_t>(sizeof(BlockQ6_K));
+  if (blocks > 0) unpack_q6_k(row, unpacked[0]);
   for (int64_t i = 0; i < blocks; ++i) {
-    const uint8_t* block = row + i * static_cast<int64_t>(sizeof(BlockQ6_K));
-    unpack_q6_k(block, v);
+    const uint8_t* block = row + i * block_bytes;
+    if (i + 1 < blocks) unpack_q6_k(block + block_bytes, unpacked[(i + 1) & 1]);
+    const uint8_t* v = unpacked[i & 1];
     uint16_t d16;
     std::memcpy(&d16, block + offsetof(BlockQ6_K, d), 2);
     const float d = fp16_to_float(d16);
     const int8_t* scales = reinterpret_cast<const int8_t*>(block + offsetof(BlockQ6_K, scales));
-    const float* xb = x + i * kQ6_KBlockSize;
+    // Per sub-block j: weight = (d * scale_j) * (v - 32) = v * step[j] + offset[j],
+    // exact in one fma (offset = -32 step is exact).
+    alignas(64) float step[16], offset[16];
     #pragma GCC unroll 2
-    for (int j = 0; j < 16; ++j) {
-      // weight = (d * scale) * (v - 32) = v * s - 32 s, exact in one fma.
-      const float s = d * static_cast<float>(scales[j]);
-      const V vs = S::set1(s), offset = S::set1(-32.0f * s);
+    for (int c = 0; c < 16; c += S::kLanes) {
+      const V st = S::mul(S::set1(d), S::load_i8(scales + c));
+      S::store(step + c, st);
+      S::store(offset + c, S::mul(st, S::set1(-32.0f)));
+    }
+    const float* xb = x + i * kQ6_KBlockSize;
+    const auto sub_block = [&](int j, int a) {
+      const V vs = S::set1(step[j]), vo = S::set1(offset[j]);
       #pragma GCC unroll 2
       for (int c = 0; c < 16; c += S::kLanes) {
-        const V w = S::fmadd(S::load_u8(v + 16 * j + c), vs, offset);
+        const V w = S::fmadd(S::load_u8(v + 16 * j + c), vs, vo);
         #pragma GCC unroll 8
-        for (int t = 0; t < kTokens; ++t)
-          acc[t][j & 1] = S::fmadd(w, S::load(xb + t * x_stride + 16 * j + c), acc[t][j & 1]);
+        for (int t = 0; t < kTokens; ++t) acc[t][a] = S::fmadd(w, S::load(xb + t * x_stride + 16 * j + c), acc[t][a]);
       }
+    };
+    // Constant accumulator indices: with a computed one the compiler keeps them in memory.
+    #pragma GCC unroll 8
+    for (int j = 0; j < 16; j += 2) {
+      sub_block(j, 0);
+      sub_block(j + 1, 1);
     }
   }
   #pragma GCC unroll 8

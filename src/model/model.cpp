@@ -68,13 +68,13 @@ std::vector<float> read_vector(const GgufFile& f, const std::string& name, int64
   return v;
 }
 
-// Drops this process's pages of [p, p + bytes), a range of the file's
+// Drops this process's pages of [p, p + bytes), a tensor in the file's
 // read-only mapping, once its weights are repacked into memory the kernel owns
 // (design.md rule 3): the resident size is then the kernel layouts, not the
-// layouts plus the file. Dropping is always safe: whatever still reads the
-// range in place (the embedding rows, the "ref" kernel) faults its
-// pages back in from the page cache on first use. Only whole pages inside the
-// range go, so neighbouring tensors are untouched.
+// layouts plus the file. Always safe: whatever still reads the range in place
+// (embedding rows, the "ref" kernel) faults its pages back in from the page
+// cache on first use. Only whole pages inside the range go, so neighbouring
+// tensors are untouched.
 void drop_file_pages(const uint8_t* p, int64_t bytes) {
   const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
   const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;

@@ -32,7 +32,7 @@ std::vector<uint8_t> random_float_weights(GgmlType type, int64_t rows, int64_t c
 }
 
 TEST(FloatKernel, MatchesReferenceAtEveryIsa) {
-  const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 1}, {3, 7}, {4, 16}, {5, 33}, {17, 100}, {64, 2560}};
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 1}, {3, 7}, {4, 16}, {5, 33}, {17, 100}, {64, 2560}, {1030, 64}, {1027, 40}};
   ThreadPool pool(2);
   const auto variants = isa_variants();
   ASSERT_FALSE(variants.empty()) << "this CPU has no AVX2: the f16 family cannot run";
