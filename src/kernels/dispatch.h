@@ -21,6 +21,10 @@ struct KernelFamily {
   int (*score)(const WeightView& w, const CpuFeatures& cpu);
   // Repacks w into the family's layout (on the pool) for the best ISA level `cpu` allows.
   std::unique_ptr<Matmul> (*make)(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool);
+  // True when the family computes exactly what the format's reference computes
+  // (up to float accumulation order); false for approximations such as int8
+  // lookup tables, which `lowbit verify` and the tests hold to their own bounds.
+  bool lossless = true;
 };
 
 // Every family compiled in, "ref" first.

@@ -102,11 +102,11 @@ std::unique_ptr<Matmul> tl_make(const WeightView& w, const CpuFeatures& cpu, Thr
 std::vector<KernelFamily> tl_kernel_families() {
   return {
       {"tl1_0", "TL1 lookup tables, 2 weights per 4-bit index, int8 tables (approximate)", tl_score<false, false>,
-       tl_make<false, false>},
+       tl_make<false, false>, /*lossless=*/false},
       {"tl1_1", "TL1 lookup tables, 2 weights per 4-bit index, int16 tables, lossless", tl_score<false, true>,
        tl_make<false, true>},
       {"tl2_0", "TL2 lookup tables, 3 weights per sign + 4-bit index (1.67 bpw), int8 tables (approximate)",
-       tl_score<true, false>, tl_make<true, false>},
+       tl_score<true, false>, tl_make<true, false>, /*lossless=*/false},
       {"tl2_1", "TL2 lookup tables, 3 weights per sign + 4-bit index (1.67 bpw), int16 tables, lossless",
        tl_score<true, true>, tl_make<true, true>},
       {"tl1", "same as tl1_1", tl_score<false, true>, tl_make<false, true>},

@@ -33,7 +33,7 @@ KernelUse describe_kernel_use(const Model& model, const Model& ref) {
     use.kernels.push_back(name);
     if (!use.lossless) continue;
     const KernelFamily* f = find_kernel_family(family_of(name));
-    if (f != nullptr && std::string(f->description).find("approximate") != std::string::npos) {
+    if (f != nullptr && !f->lossless) {
       use.lossless = false;
       use.approximate_because = cat(name, " is an approximate kernel");
     } else if (mine[i]->uses_int8_activations() && !theirs[i]->uses_int8_activations()) {
