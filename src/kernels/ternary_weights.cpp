@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/half.h"
+#include "quant/i2s.h"
 #include "quant/weight_format.h"
 
 namespace lowbit {
@@ -64,11 +65,27 @@ std::optional<TernaryScale> ternary_scale(const WeightView& w) {
 void for_each_ternary_row(const WeightView& w, const TernaryScale& s, ThreadPool& pool, int64_t row_group,
                           FunctionRef<void(int64_t, const int8_t*)> emit) {
   const WeightFormat& format = weight_format(w.type);
+  auto not_ternary = [&](int64_t r, int64_t k, double v) {
+    fail("tensor ", w.name, " (", ggml_type_name(w.type), "): weight [", r, "][", k, "] = ", v,
+         " is not ternary (0 or +-", s.unit, ")");
+  };
   pool.parallel_for(w.rows, row_group, [&](int64_t begin, int64_t end, int) {
     std::vector<float> values(static_cast<size_t>(w.cols));  // [K]
     std::vector<int8_t> t(static_cast<size_t>(w.cols));      // [K]
     for (int64_t r = begin; r < end; ++r) {
-      format.dequantize_row(w.data + row_offset(w.type, w.cols, r), values.data(), w.cols);
+      const uint8_t* row = w.data + row_offset(w.type, w.cols, r);
+      if (w.type == GgmlType::I2_S) {
+        // Codes straight to values: no float round trip (this is most of a 2B model's load).
+        unpack_i2s(row, w.cols, t.data());
+        bool all_ternary = true;
+        for (int64_t k = 0; k < w.cols; ++k) all_ternary &= t[k] <= 1;
+        if (!all_ternary)
+          for (int64_t k = 0; k < w.cols; ++k)
+            if (t[k] > 1) not_ternary(r, k, static_cast<double>(t[k]) * s.unit);
+        emit(r, t.data());
+        continue;
+      }
+      format.dequantize_row(row, values.data(), w.cols);
       // Branch-free: random signs would defeat the branch predictor.
       bool all_ternary = true;
       for (int64_t k = 0; k < w.cols; ++k) {
@@ -79,9 +96,7 @@ void for_each_ternary_row(const WeightView& w, const TernaryScale& s, ThreadPool
       }
       if (!all_ternary)
         for (int64_t k = 0; k < w.cols; ++k)
-          if (values[k] != 0 && values[k] != s.unit && values[k] != -s.unit)
-            fail("tensor ", w.name, " (", ggml_type_name(w.type), "): weight [", r, "][", k, "] = ", values[k],
-                 " is not ternary (0 or +-", s.unit, ")");
+          if (values[k] != 0 && values[k] != s.unit && values[k] != -s.unit) not_ternary(r, k, values[k]);
       emit(r, t.data());
     }
   });
