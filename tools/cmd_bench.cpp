@@ -32,6 +32,7 @@ struct BenchOptions {
   int64_t n_prompt = 128;
   int64_t n_gen = 64;
   int repetitions = 3;
+  bool verbose = false;
   std::string command_line;
 };
 
@@ -137,6 +138,7 @@ int bench(const BenchOptions& o) {
       LoadOptions lo;
       lo.kernel = kernel;
       lo.n_ctx = ctx;
+      lo.verbose = o.verbose;
       const double t_load = now_seconds();
       std::unique_ptr<Model> model = Model::load(path, lo, load_pool);
       std::fprintf(stderr, "lowbit: bench: loaded %s (--kernel %s) in %.1f s\n", path.c_str(), kernel.c_str(),
@@ -209,6 +211,7 @@ CommandMain setup_bench(CLI::App& app) {
   app.add_option("-n,--n-gen", o->n_gen, "generated tokens per tg test (0: none)");
   app.add_option("-r,--repetitions", o->repetitions, "timed runs per test");
   app.add_option("--kernel", o->kernels, "matmul kernel(s): " + kernel_names())->delimiter(',');
+  app.add_flag("-v,--verbose", o->verbose, "print the kernel chosen for each matrix");
   return [o, threads] {
     if (!threads->empty()) o->threads = parse_ints(*threads);
     o->command_line = "lowbit bench";
