@@ -24,6 +24,7 @@ TEST(Int1Kernel, KernelsExactAtActivationExtremes) {
                                  {Vnni4Isa::Avx2, {"int1/avx2", int1_gemv_avx2}}});
   expect_kernels_exact(Vnni4Bits::One, kernels, 2, {-1, 1}, -1, nullptr, 45, 384, 128, 3);
   expect_kernels_exact(Vnni4Bits::One, kernels, 2, {-1, 1}, -1, nullptr, 16, 1024, 1024, 4);
+  expect_kernels_exact(Vnni4Bits::One, kernels, 2, {-1, 1}, -1, nullptr, 17, 80, 16, 5);  // 4-step groups
 }
 
 TEST(Int1Kernel, OnlyQ1_0) {

@@ -56,6 +56,7 @@ TEST(Int2Kernel, KernelsExactAtActivationExtremes) {
     const std::vector<int> weight_of(levels.begin(), levels.end());
     expect_kernels_exact(Vnni4Bits::Two, kernels, 4, weight_of, lowest, lut.data(), 37, 320, 64, 1);
     expect_kernels_exact(Vnni4Bits::Two, kernels, 4, weight_of, lowest, lut.data(), 16, 512, 512, 2);
+    expect_kernels_exact(Vnni4Bits::Two, kernels, 4, weight_of, lowest, lut.data(), 20, 144, 48, 3);  // odd steps
   }
 }
 

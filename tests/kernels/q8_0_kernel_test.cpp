@@ -24,6 +24,7 @@ TEST(Q8_0Kernel, KernelsExactAtActivationAndWeightExtremes) {
   std::vector<int> weight_of(256);
   for (int u = 0; u < 256; ++u) weight_of[u] = u - 128;  // stored u = w + 128, w = -128 .. 127
   expect_kernels_exact(Vnni4Bits::Eight, kernels, 256, weight_of, -128, nullptr, 23, 160, 32, 5);
+  expect_kernels_exact(Vnni4Bits::Eight, kernels, 256, weight_of, -128, nullptr, 9, 48, 16, 6);  // 4-step groups
 }
 
 TEST(Q8_0Kernel, NeedsVnni) {

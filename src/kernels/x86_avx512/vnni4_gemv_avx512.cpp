@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include <cstring>
+#include <utility>
 
 #include "kernels/vnni4_layout.h"
 
@@ -43,78 +44,112 @@ inline void prefetch(const uint8_t* p) {
 
 inline void store_out(const Vnni4Task& t, __m512 acc) { _mm512_store_ps(t.out, _mm512_mul_ps(acc, _mm512_set1_ps(t.inv))); }
 
-}  // namespace
+// Eight accumulators, so that eight vpdpbusd chains hide its latency (one
+// chain per instruction slot would wait ~5 cycles for the previous result).
+using Accumulators = __m512i[8];
+
+// f(0) ... f(N-1) written out, so the accumulators stay in registers (-O2
+// does not fully unroll a loop over them and would keep them in memory).
+template <int N, class F>
+inline void unrolled(F&& f) {
+  [&]<int... I>(std::integer_sequence<int, I...>) { (f(I), ...); }(std::make_integer_sequence<int, N>{});
+}
+
+inline __m512i sum8(const Accumulators& a) {
+  const __m512i s0 = _mm512_add_epi32(_mm512_add_epi32(a[0], a[1]), _mm512_add_epi32(a[2], a[3]));
+  const __m512i s1 = _mm512_add_epi32(_mm512_add_epi32(a[4], a[5]), _mm512_add_epi32(a[6], a[7]));
+  return _mm512_add_epi32(s0, s1);
+}
 
 // One 64-byte load = 16 rows x 16 k of 2-bit codes; two nibble-table shuffles
 // per nibble turn it into four VNNI4 vectors of u (the paper's 1 shift + 2 and
 // + 4 vpshufb), each meeting its 4 broadcast activations in one vpdpbusd.
-void int2_gemv_avx512(const Vnni4Task& t) {
-  const __m512i lut01 = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.lut)));
-  const __m512i lut23 = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.lut + 16)));
+inline void int2_step(const uint8_t* c, const int8_t* x, __m512i lut01, __m512i lut23, __m512i* a) {
   const __m512i nibble = _mm512_set1_epi8(0x0f);
-  const uint8_t* c = t.codes;
-  const int8_t* x = t.x;
-  __m512 acc = _mm512_setzero_ps();
-  for (int64_t g = 0; g < t.groups; ++g) {
-    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
-    for (int64_t s = 0; s < t.steps_per_group; ++s, c += 64, x += 16) {
-      prefetch(c);
-      const __m512i w = _mm512_load_si512(c);
-      const __m512i lo = _mm512_and_si512(w, nibble);
-      const __m512i hi = _mm512_and_si512(_mm512_srli_epi32(w, 4), nibble);
-      a0 = _mm512_dpbusd_epi32(a0, _mm512_shuffle_epi8(lut01, lo), broadcast4(x));
-      a1 = _mm512_dpbusd_epi32(a1, _mm512_shuffle_epi8(lut23, lo), broadcast4(x + 4));
-      a2 = _mm512_dpbusd_epi32(a2, _mm512_shuffle_epi8(lut01, hi), broadcast4(x + 8));
-      a3 = _mm512_dpbusd_epi32(a3, _mm512_shuffle_epi8(lut23, hi), broadcast4(x + 12));
-    }
-    acc = add_group(acc, _mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3)), t, g);
-  }
-  store_out(t, acc);
+  prefetch(c);
+  const __m512i w = _mm512_load_si512(c);
+  const __m512i lo = _mm512_and_si512(w, nibble);
+  const __m512i hi = _mm512_and_si512(_mm512_srli_epi32(w, 4), nibble);
+  a[0] = _mm512_dpbusd_epi32(a[0], _mm512_shuffle_epi8(lut01, lo), broadcast4(x));
+  a[1] = _mm512_dpbusd_epi32(a[1], _mm512_shuffle_epi8(lut23, lo), broadcast4(x + 4));
+  a[2] = _mm512_dpbusd_epi32(a[2], _mm512_shuffle_epi8(lut01, hi), broadcast4(x + 8));
+  a[3] = _mm512_dpbusd_epi32(a[3], _mm512_shuffle_epi8(lut23, hi), broadcast4(x + 12));
 }
 
 // 8 bytes = 16 rows x 4 k of sign bits: the 64 bits become a mask register and
-// a zero-masked move of ones expands them to bytes u = bit (0/1); I = 2D - S.
-void int1_gemv_avx512(const Vnni4Task& t) {
-  const __m512i ones = _mm512_set1_epi8(1);
+// a zero-masked move of ones expands them to bytes u = bit (0/1).
+inline void int1_step(const uint8_t* c, const int8_t* x, __m512i* a) {
+  uint64_t bits;
+  std::memcpy(&bits, c, 8);
+  *a = _mm512_dpbusd_epi32(*a, _mm512_maskz_mov_epi8(_cvtu64_mask64(bits), _mm512_set1_epi8(1)), broadcast4(x));
+}
+
+// 64 bytes = 16 rows x 4 k of u = w + 128.
+inline void q8_0_step(const uint8_t* c, const int8_t* x, __m512i* a) {
+  *a = _mm512_dpbusd_epi32(*a, _mm512_load_si512(c), broadcast4(x));
+}
+
+}  // namespace
+
+void int2_gemv_avx512(const Vnni4Task& t) {
+  const __m512i lut01 = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.lut)));
+  const __m512i lut23 = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.lut + 16)));
   const uint8_t* c = t.codes;
   const int8_t* x = t.x;
   __m512 acc = _mm512_setzero_ps();
-  auto expand = [&](int i) {
-    uint64_t bits;
-    std::memcpy(&bits, c + 8 * i, 8);
-    return _mm512_maskz_mov_epi8(_cvtu64_mask64(bits), ones);
-  };
   for (int64_t g = 0; g < t.groups; ++g) {
-    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
-    for (int64_t s = 0; s < t.steps_per_group; s += 4, c += 32, x += 16) {
-      prefetch(c);
-      a0 = _mm512_dpbusd_epi32(a0, expand(0), broadcast4(x));
-      a1 = _mm512_dpbusd_epi32(a1, expand(1), broadcast4(x + 4));
-      a2 = _mm512_dpbusd_epi32(a2, expand(2), broadcast4(x + 8));
-      a3 = _mm512_dpbusd_epi32(a3, expand(3), broadcast4(x + 12));
+    Accumulators a;
+    for (auto& v : a) v = _mm512_setzero_si512();
+    int64_t s = 0;
+    for (; s + 2 <= t.steps_per_group; s += 2, c += 128, x += 32) {
+      int2_step(c, x, lut01, lut23, a);
+      int2_step(c + 64, x + 16, lut01, lut23, a + 4);
     }
-    const __m512i d = _mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3));
-    acc = add_group(acc, _mm512_slli_epi32(d, 1), t, g);
+    if (s < t.steps_per_group) int2_step(c, x, lut01, lut23, a), c += 64, x += 16;
+    acc = add_group(acc, sum8(a), t, g);
   }
   store_out(t, acc);
 }
 
-// 64 bytes = 16 rows x 4 k of u = w + 128; I = D - 128 S.
+// I = 2D - S: the doubling here, the -S through xsum_factor.
+void int1_gemv_avx512(const Vnni4Task& t) {
+  const uint8_t* c = t.codes;
+  const int8_t* x = t.x;
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t g = 0; g < t.groups; ++g) {
+    Accumulators a;
+    for (auto& v : a) v = _mm512_setzero_si512();
+    // Steps come in multiples of 4 (groups of 16 k): blocks of 8, then maybe one of 4.
+    int64_t s = 0;
+    for (; s + 8 <= t.steps_per_group; s += 8, c += 64, x += 32) {
+      prefetch(c);
+      unrolled<8>([&](int i) { int1_step(c + 8 * i, x + 4 * i, &a[i]); });
+    }
+    if (s < t.steps_per_group) {
+      unrolled<4>([&](int i) { int1_step(c + 8 * i, x + 4 * i, &a[i]); });
+      c += 32, x += 16;
+    }
+    acc = add_group(acc, _mm512_slli_epi32(sum8(a), 1), t, g);
+  }
+  store_out(t, acc);
+}
+
+// I = D - 128 S.
 void q8_0_gemv_avx512(const Vnni4Task& t) {
   const uint8_t* c = t.codes;
   const int8_t* x = t.x;
   __m512 acc = _mm512_setzero_ps();
-  auto load = [&](int i) { return _mm512_load_si512(c + 64 * i); };
   for (int64_t g = 0; g < t.groups; ++g) {
-    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
-    for (int64_t s = 0; s < t.steps_per_group; s += 4, c += 256, x += 16) {
-      for (int i = 0; i < 4; ++i) prefetch(c + 64 * i);
-      a0 = _mm512_dpbusd_epi32(a0, load(0), broadcast4(x));
-      a1 = _mm512_dpbusd_epi32(a1, load(1), broadcast4(x + 4));
-      a2 = _mm512_dpbusd_epi32(a2, load(2), broadcast4(x + 8));
-      a3 = _mm512_dpbusd_epi32(a3, load(3), broadcast4(x + 12));
+    Accumulators a;
+    for (auto& v : a) v = _mm512_setzero_si512();
+    int64_t s = 0;
+    for (; s + 8 <= t.steps_per_group; s += 8, c += 512, x += 32)
+      unrolled<8>([&](int i) { prefetch(c + 64 * i), q8_0_step(c + 64 * i, x + 4 * i, &a[i]); });
+    if (s < t.steps_per_group) {
+      unrolled<4>([&](int i) { prefetch(c + 64 * i), q8_0_step(c + 64 * i, x + 4 * i, &a[i]); });
+      c += 256, x += 16;
     }
-    acc = add_group(acc, _mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3)), t, g);
+    acc = add_group(acc, sum8(a), t, g);
   }
   store_out(t, acc);
 }
