@@ -5,31 +5,17 @@
 #include <cstring>
 
 #include "kernels/i2s_tile_dots.h"
+#include "kernels/x86_avx2/int8_dot_avx2.h"
 
 // The small loops over tokens, accumulators and bit pairs must unroll, or their
 // arrays of vectors live in memory instead of registers (GCC -O2 does not).
 
 namespace lowbit {
 
+using avx2::broadcast4;
+using avx2::dot_u8s8;
+
 namespace {
-
-inline __m256i broadcast4(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm256_set1_epi32(v);
-}
-
-// acc += sum of 4 (unsigned code x signed activation) products per 32-bit lane.
-template <bool kVnni>
-inline __m256i dot4(__m256i acc, __m256i codes, __m256i act) {
-  if constexpr (kVnni) {
-    return _mm256_dpbusd_avx_epi32(acc, codes, act);
-  } else {
-    // |code * q| <= 2 * 128: the int16 pair sums cannot saturate.
-    const __m256i pairs = _mm256_maddubs_epi16(codes, act);
-    return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
-  }
-}
 
 template <bool kVnni, int kTokens>
 void tile_dots(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_stride, int32_t* out) {
@@ -52,7 +38,7 @@ void tile_dots(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_s
       for (int t = 0; t < kTokens; ++t) {
         const __m256i act = broadcast4(q + t * q_stride + 16 * g + 4 * j);
         #pragma GCC unroll 16
-        for (int h = 0; h < 2; ++h) acc[t][h][j % 2] = dot4<kVnni>(acc[t][h][j % 2], codes[h], act);
+        for (int h = 0; h < 2; ++h) acc[t][h][j % 2] = dot_u8s8<kVnni>(acc[t][h][j % 2], codes[h], act);
       }
     }
   }

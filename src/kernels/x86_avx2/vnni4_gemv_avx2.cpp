@@ -7,26 +7,14 @@
 #include <cstring>
 
 #include "kernels/vnni4_layout.h"
+#include "kernels/x86_avx2/int8_dot_avx2.h"
 
 namespace lowbit {
 
+using avx2::broadcast4;
+using avx2::dot_u8s8;
+
 namespace {
-
-inline __m256i broadcast4(const int8_t* x) {
-  int32_t v;
-  std::memcpy(&v, x, 4);
-  return _mm256_set1_epi32(v);
-}
-
-template <bool kVnni>
-inline __m256i dot_u8s8(__m256i acc, __m256i u, __m256i x) {
-  if constexpr (kVnni) {
-    return _mm256_dpbusd_avx_epi32(acc, u, x);
-  } else {
-    const __m256i pairs = _mm256_maddubs_epi16(u, x);
-    return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
-  }
-}
 
 // Sum of four accumulators, for rows half*8 .. half*8+7.
 inline __m256i sum4(const __m256i* a) {

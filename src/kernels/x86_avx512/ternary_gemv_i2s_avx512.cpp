@@ -5,31 +5,17 @@
 #include <cstring>
 
 #include "kernels/i2s_tile_dots.h"
+#include "kernels/x86_avx512/int8_dot_avx512.h"
 
 // The small loops over tokens, accumulators and bit pairs must unroll, or their
 // arrays of vectors live in memory instead of registers (GCC -O2 does not).
 
 namespace lowbit {
 
+using avx512::broadcast4;
+using avx512::dot_u8s8;
+
 namespace {
-
-inline __m512i broadcast4(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm512_set1_epi32(v);
-}
-
-// acc += sum of 4 (unsigned code x signed activation) products per 32-bit lane.
-template <bool kVnni>
-inline __m512i dot4(__m512i acc, __m512i codes, __m512i act) {
-  if constexpr (kVnni) {
-    return _mm512_dpbusd_epi32(acc, codes, act);
-  } else {
-    // |code * q| <= 2 * 128: the int16 pair sums cannot saturate.
-    const __m512i pairs = _mm512_maddubs_epi16(codes, act);
-    return _mm512_add_epi32(acc, _mm512_madd_epi16(pairs, _mm512_set1_epi16(1)));
-  }
-}
 
 // kAcc accumulators per token break the dependency chain of the 4 dots per line.
 template <bool kVnni, int kTokens, int kAcc>
@@ -49,7 +35,7 @@ void tile_dots(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_s
     for (int t = 0; t < kTokens; ++t) {
       const int8_t* qt = q + t * q_stride + 16 * g;
       #pragma GCC unroll 16
-      for (int j = 0; j < 4; ++j) acc[t][j % kAcc] = dot4<kVnni>(acc[t][j % kAcc], codes[j], broadcast4(qt + 4 * j));
+      for (int j = 0; j < 4; ++j) acc[t][j % kAcc] = dot_u8s8<kVnni>(acc[t][j % kAcc], codes[j], broadcast4(qt + 4 * j));
     }
   }
   #pragma GCC unroll 16

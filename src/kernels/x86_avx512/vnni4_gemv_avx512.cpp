@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "kernels/vnni4_layout.h"
+#include "kernels/x86_avx512/int8_dot_avx512.h"
 
 // GCC 12's AVX-512 headers trip -W(maybe-)uninitialized on their own
 // _mm512_undefined_*() placeholders (GCC bug 105593); nothing here reads them.
@@ -14,13 +15,9 @@
 
 namespace lowbit {
 
-namespace {
+using avx512::broadcast4;
 
-inline __m512i broadcast4(const int8_t* x) {
-  int32_t v;
-  std::memcpy(&v, x, 4);
-  return _mm512_set1_epi32(v);
-}
+namespace {
 
 // d * I rounded to float on its own, as the reference does: g++ fuses a
 // multiply and an add into an FMA by default (-ffp-contract=fast in C++),
