@@ -4,6 +4,7 @@
 // with memcpy rather than cast in place.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -16,6 +17,13 @@ namespace lowbit {
 inline void check_row_length(const char* format, int64_t n, int64_t block_size) {
   if (n < 0 || n % block_size != 0)
     fail(format, " row of ", n, " elements is not a multiple of the block size ", block_size);
+}
+
+// max |x[i]| over n values (0 for none): the scale most block quantizers start from.
+inline float block_absmax(const float* x, int64_t n) {
+  float amax = 0.0f;
+  for (int64_t i = 0; i < n; ++i) amax = std::fmax(amax, std::fabs(x[i]));
+  return amax;
 }
 
 template <class Block>

@@ -24,8 +24,7 @@ void quantize_row_q2_0(const float* src, uint8_t* row, int64_t n) {
   check_row_length("q2_0", n, kQ2_0BlockSize);
   for (int64_t i = 0; i < n / kQ2_0BlockSize; ++i) {
     const float* x = src + i * kQ2_0BlockSize;  // [64]
-    float amax = 0.0f;
-    for (int64_t j = 0; j < kQ2_0BlockSize; ++j) amax = std::max(amax, std::fabs(x[j]));
+    const float amax = block_absmax(x, kQ2_0BlockSize);
     const float id = amax > 0.0f ? 1.0f / amax : 0.0f;
     BlockQ2_0 b{};
     b.d = float_to_fp16(amax);

@@ -22,8 +22,7 @@ void quantize_row_q8_0(const float* src, uint8_t* row, int64_t n) {
   check_row_length("q8_0", n, kQ8_0BlockSize);
   for (int64_t i = 0; i < n / kQ8_0BlockSize; ++i) {
     const float* x = src + i * kQ8_0BlockSize;  // [32]
-    float amax = 0.0f;
-    for (int64_t j = 0; j < kQ8_0BlockSize; ++j) amax = std::fmax(amax, std::fabs(x[j]));
+    const float amax = block_absmax(x, kQ8_0BlockSize);
     const float d = amax / 127.0f;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     BlockQ8_0 b;

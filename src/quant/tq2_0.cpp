@@ -27,8 +27,7 @@ void quantize_row_tq2_0(const float* src, uint8_t* row, int64_t n) {
   check_row_length("tq2_0", n, kTQ2_0BlockSize);
   for (int64_t i = 0; i < n / kTQ2_0BlockSize; ++i) {
     const float* x = src + i * kTQ2_0BlockSize;  // [256]
-    float amax = 0.0f;
-    for (int64_t e = 0; e < kTQ2_0BlockSize; ++e) amax = std::fmax(amax, std::fabs(x[e]));
+    const float amax = block_absmax(x, kTQ2_0BlockSize);
     const float id = amax != 0.0f ? 1.0f / amax : 0.0f;
     BlockTQ2_0 b{};
     b.d = float_to_fp16(amax);
