@@ -33,6 +33,7 @@ struct BenchOptions {
   int64_t n_gen = 64;
   int repetitions = 3;
   bool verbose = false;
+  bool profile = false;
   std::string command_line;
 };
 
@@ -85,6 +86,28 @@ double run_once(Decoder& d, const std::vector<int32_t>& tokens, bool prompt, std
   return static_cast<double>(tokens.size()) / (now_seconds() - t0);
 }
 
+// Where the time of a test's timed runs went, per stage of the forward pass.
+std::string profile_table(const std::string& title, const DecodeProfile& p, double bandwidth_gbps) {
+  double total = 0;
+  for (double s : p.seconds) total += s;
+  std::string out = cat("\n", title, "\n\n| stage | ms/token | share | weights GB/s | % of read BW |\n",
+                        "|---|---:|---:|---:|---:|\n");
+  const double per_token = 1e3 / static_cast<double>(std::max<int64_t>(1, p.tokens));
+  for (int i = 0; i < DecodeProfile::kStages; ++i) {
+    char row[256];
+    const double gbps = p.seconds[i] > 0 ? static_cast<double>(p.weight_bytes[i]) / p.seconds[i] / 1e9 : 0;
+    if (p.weight_bytes[i] > 0) {
+      std::snprintf(row, sizeof row, "| %s | %.3f | %.1f%% | %.1f | %.0f%% |\n", DecodeProfile::stage_name(i),
+                    p.seconds[i] * per_token, 100 * p.seconds[i] / total, gbps, 100 * gbps / bandwidth_gbps);
+    } else {
+      std::snprintf(row, sizeof row, "| %s | %.3f | %.1f%% | | |\n", DecodeProfile::stage_name(i),
+                    p.seconds[i] * per_token, 100 * p.seconds[i] / total);
+    }
+    out += row;
+  }
+  return out;
+}
+
 std::string gb(int64_t bytes) {
   char s[32];
   std::snprintf(s, sizeof s, "%.3f GB", static_cast<double>(bytes) / 1e9);
@@ -131,6 +154,7 @@ int bench(const BenchOptions& o) {
   std::fflush(stdout);
 
   const int64_t ctx = o.n_prompt + o.n_gen + 1;
+  std::string profiles;  // --profile tables, printed after the main table
   for (const std::string& path : models) {
     for (const std::string& kernel : o.kernels) {
       if (&path != &models.front() || &kernel != &o.kernels.front()) bandwidth = measure_bandwidth();
@@ -169,7 +193,10 @@ int bench(const BenchOptions& o) {
           run_once(decoder, prompt ? tokens : std::vector<int32_t>(tokens.begin(), tokens.begin() + std::min<int64_t>(n, 4)),
                    prompt, logits);
           std::vector<double> speeds;
+          DecodeProfile profile;
+          if (o.profile) decoder.set_profile(&profile);
           for (int r = 0; r < o.repetitions; ++r) speeds.push_back(run_once(decoder, tokens, prompt, logits));
+          decoder.set_profile(nullptr);
           const Stats s = stats(speeds);
           // Decode streams every weight byte once per token; a prompt pass once per n tokens.
           const double roofline = bandwidth[ti] * 1e9 / static_cast<double>(wbytes) * (prompt ? n : 1);
@@ -178,10 +205,15 @@ int bench(const BenchOptions& o) {
                       prompt ? "pp" : "tg", static_cast<long long>(n), s.mean, s.stddev, gb(wbytes).c_str(),
                       100.0 * s.mean / roofline, bandwidth[ti], gb(peak_rss_bytes()).c_str());
           std::fflush(stdout);
+          if (o.profile)
+            profiles += profile_table(cat("profile: ", name, ", ", kernels_used, ", ", threads[ti], " thread",
+                                          threads[ti] > 1 ? "s, " : ", ", prompt ? "pp" : "tg", n),
+                                      profile, bandwidth[ti]);
         }
       }
     }
   }
+  std::printf("%s", profiles.c_str());
   std::printf(
       "\nroofline: tok/s as a share of (read bandwidth / weight bytes per token) x tokens per weight pass,\n"
       "with the read bandwidth of that many threads measured just before the model loaded.\n");
@@ -212,6 +244,7 @@ CommandMain setup_bench(CLI::App& app) {
   app.add_option("-r,--repetitions", o->repetitions, "timed runs per test");
   app.add_option("--kernel", o->kernels, "matmul kernel(s): " + kernel_names())->delimiter(',');
   app.add_flag("-v,--verbose", o->verbose, "print the kernel chosen for each matrix");
+  app.add_flag("--profile", o->profile, "also print where each test's time went, per stage of the forward pass");
   return [o, threads] {
     if (!threads->empty()) o->threads = parse_ints(*threads);
     o->command_line = "lowbit bench";
@@ -221,6 +254,7 @@ CommandMain setup_bench(CLI::App& app) {
     std::string k;
     for (const auto& s : o->kernels) k += (k.empty() ? "" : ",") + s;
     if (k != "auto") o->command_line += " --kernel " + k;
+    if (o->profile) o->command_line += " --profile";
     return bench(*o);
   };
 }

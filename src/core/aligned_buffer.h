@@ -11,6 +11,24 @@ namespace lowbit {
 void* aligned_alloc_bytes(size_t bytes);  // throws Error on failure, zero-filled
 void aligned_free_bytes(void* p, size_t bytes);
 
+// While one is alive on a thread, that thread's buffers of 64 KiB and more are
+// carved one after another from 2 MiB-aligned chunks of transparent huge pages.
+// Model loading runs in one, so every repacked matrix lies in huge pages: a
+// matrix under 2 MiB on its own would get 4 KiB pages, and the TLB misses of
+// streaming it cost a GEMV a third of its speed on the machine of
+// docs/performance.md. Space is not reused: a chunk is unmapped when the
+// scope has ended and its last buffer is freed.
+// Mappings held for buffers of 4 MiB and more and for scopes' chunks (tests, diagnostics).
+size_t huge_page_mappings();
+
+class HugePageScope {
+ public:
+  HugePageScope();
+  ~HugePageScope();
+  HugePageScope(const HugePageScope&) = delete;
+  HugePageScope& operator=(const HugePageScope&) = delete;
+};
+
 template <class T>
 class AlignedBuffer {
  public:

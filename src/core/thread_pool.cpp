@@ -41,7 +41,7 @@ void spin_until(const auto& done) {
 
 }  // namespace
 
-ThreadPool::ThreadPool(int n_threads) : n_threads_(std::max(1, n_threads)) {
+ThreadPool::ThreadPool(int n_threads) : n_threads_(std::max(1, n_threads)), shares_(static_cast<size_t>(n_threads_)) {
   workers_.reserve(n_threads_ - 1);
   for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
@@ -54,10 +54,14 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::run_chunks(int thread_index) {
-  for (;;) {
-    const int64_t begin = next_.fetch_add(chunk_, std::memory_order_relaxed);
-    if (begin >= n_) return;
-    (*ranged_)(begin, std::min(n_, begin + chunk_), thread_index);
+  // Own share first, then the others' in turn.
+  for (int i = 0; i < n_threads_; ++i) {
+    Share& share = shares_[static_cast<size_t>((thread_index + i) % n_threads_)];
+    for (;;) {
+      const int64_t begin = share.next.fetch_add(chunk_, std::memory_order_relaxed);
+      if (begin >= share.end) break;
+      (*ranged_)(begin, std::min(share.end, begin + chunk_), thread_index);
+    }
   }
 }
 
@@ -120,9 +124,14 @@ void ThreadPool::parallel_for(int64_t n, int64_t chunk, FunctionRef<void(int64_t
   }
   ranged_ = &fn;
   all_ = nullptr;
-  n_ = n;
   chunk_ = chunk;
-  next_.store(0, std::memory_order_relaxed);
+  // Shares of whole chunks, as equal as they come.
+  const int64_t chunks = (n + chunk - 1) / chunk;
+  for (int i = 0; i < n_threads_; ++i) {
+    Share& share = shares_[static_cast<size_t>(i)];
+    share.next.store(std::min(n, chunks * i / n_threads_ * chunk), std::memory_order_relaxed);
+    share.end = std::min(n, chunks * (i + 1) / n_threads_ * chunk);
+  }
   publish();
   run_chunks(0);
   // Every chunk is taken: close the door, then wait for those inside to finish theirs.

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/timer.h"
 #include "model/ops.h"
 
 namespace lowbit {
@@ -38,6 +39,21 @@ Decoder::Decoder(const Model& model, ThreadPool& pool, int64_t max_batch, KvCach
     k_cache32_ = AlignedBuffer<float>(sz(cache));
     v_cache32_ = AlignedBuffer<float>(sz(cache));
   }
+}
+
+const char* DecodeProfile::stage_name(int stage) {
+  static const char* const names[kStages] = {"norms, residual adds", "q, k, v matmuls", "rope, kv store, attention",
+                                             "attn output matmul", "gate, up matmuls", "ffn activation",
+                                             "down matmul", "output head", "embedding, other"};
+  return stage >= 0 && stage < kStages ? names[stage] : "?";
+}
+
+void Decoder::end_stage(DecodeProfile::Stage stage, int64_t bytes) {
+  if (profile_ == nullptr) return;
+  const double now = now_seconds();
+  profile_->seconds[stage] += now - stage_start_;
+  profile_->weight_bytes[stage] += bytes;
+  stage_start_ = now;
 }
 
 void Decoder::truncate(int64_t n) {
@@ -123,36 +139,50 @@ void Decoder::attention(int64_t layer, int64_t n) {
 }
 
 void Decoder::eval_batch(const int32_t* tokens, int64_t n, float* logits, bool all_logits) {
+  using P = DecodeProfile;
   const ModelConfig& c = model_.config();
   const int64_t D = c.n_embd, Q = c.q_dim(), F = c.n_ff, half = c.n_rot / 2;
   float* x = x_.data();
   float* xn = xn_.data();
+  if (profile_ != nullptr) {
+    stage_start_ = now_seconds();
+    profile_->tokens += n;
+  }
   for (int64_t t = 0; t < n; ++t) {
     model_.embed(tokens[t], x + t * D);
     rope_angles(pos_ + t, c.rope_theta, c.n_rot, rope_cos_.data() + t * half, rope_sin_.data() + t * half);
   }
+  end_stage(P::kOther);
   const auto gate_fn = c.ffn_act == FfnActivation::Silu ? ops_.silu_gate : ops_.relu2_gate;
+  const auto bytes = [](const Linear& l) { return l.matmul->weight_bytes(); };
 
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const LayerWeights& L = model_.layers()[static_cast<size_t>(l)];
     // Attention block.
     rms_norm_rows(x, L.attn_norm.data(), n, D, xn);
     act_.set(xn, n, D);
+    end_stage(P::kNorms);
     matmul(L.wq, act_, q_.data());
     matmul(L.wk, act_, k_.data());
     matmul(L.wv, act_, v_.data());
+    end_stage(P::kQkv, bytes(L.wq) + bytes(L.wk) + bytes(L.wv));
     store_kv(l, n);
     attention(l, n);
+    end_stage(P::kAttention);
     if (c.sub_norms) rms_norm_rows(att_.data(), L.attn_sub_norm.data(), n, Q, att_.data());
     act_.set(att_.data(), n, Q);
+    end_stage(P::kNorms);
     matmul(L.wo, act_, proj_.data());
+    end_stage(P::kAttnOut, bytes(L.wo));
     ops_.add(x, proj_.data(), n * D);
 
     // Feed-forward block.
     rms_norm_rows(x, L.ffn_norm.data(), n, D, xn);
     act_.set(xn, n, D);
+    end_stage(P::kNorms);
     matmul(L.w_gate, act_, gate_.data());
     matmul(L.w_up, act_, up_.data());
+    end_stage(P::kGateUp, bytes(L.w_gate) + bytes(L.w_up));
     pool_.parallel_for(n, 1, [&](int64_t begin, int64_t end, int) {
       for (int64_t t = begin; t < end; ++t) {
         float* g = gate_.data() + t * F;
@@ -161,7 +191,9 @@ void Decoder::eval_batch(const int32_t* tokens, int64_t n, float* logits, bool a
       }
     });
     act_.set(gate_.data(), n, F);
+    end_stage(P::kFfnAct);
     matmul(L.w_down, act_, proj_.data());
+    end_stage(P::kDown, bytes(L.w_down));
     ops_.add(x, proj_.data(), n * D);
   }
   pos_ += n;
@@ -170,7 +202,9 @@ void Decoder::eval_batch(const int32_t* tokens, int64_t n, float* logits, bool a
   const int64_t first = all_logits ? 0 : n - 1;
   rms_norm_rows(x + first * D, model_.output_norm().data(), n - first, D, xn);
   act_.set(xn, n - first, D);
+  end_stage(P::kNorms);
   matmul(model_.output(), act_, logits);
+  end_stage(P::kHead, bytes(model_.output()));
 }
 
 }  // namespace lowbit

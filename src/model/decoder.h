@@ -16,6 +16,17 @@ namespace lowbit {
 
 enum class KvCacheType { F16, F32 };
 
+// Wall time per stage of the forward pass, summed over eval calls, for
+// `lowbit bench --profile`. Timing costs two clock reads per stage, so it is
+// only taken when a profile is attached.
+struct DecodeProfile {
+  enum Stage { kNorms, kQkv, kAttention, kAttnOut, kGateUp, kFfnAct, kDown, kHead, kOther, kStages };
+  static const char* stage_name(int stage);
+  double seconds[kStages] = {};
+  int64_t weight_bytes[kStages] = {};  // matmul weight bytes read, summed over calls
+  int64_t tokens = 0;                  // tokens evaluated
+};
+
 class Decoder {
  public:
   // max_batch: most tokens evaluated in one weight pass (prompt chunks).
@@ -30,10 +41,14 @@ class Decoder {
   // Forgets positions >= n (n <= pos()).
   void truncate(int64_t n);
   const Model& model() const { return model_; }
+  // Accumulates stage timings into *profile from now on (nullptr: stop).
+  void set_profile(DecodeProfile* profile) { profile_ = profile; }
 
  private:
   void eval_batch(const int32_t* tokens, int64_t n, float* logits, bool all_logits);
   void matmul(const Linear& l, const ActivationBatch& in, float* y);
+  // Closes the stage that started at stage_start_ (a no-op without a profile).
+  void end_stage(DecodeProfile::Stage stage, int64_t bytes = 0);
   // out[t] = rms_norm(x[t]) for n tokens of `dim` floats, on the pool.
   void rms_norm_rows(const float* x, const float* weight, int64_t n, int64_t dim, float* out);
   void store_kv(int64_t layer, int64_t n);
@@ -45,6 +60,8 @@ class Decoder {
   int64_t max_batch_;
   KvCacheType kv_type_;
   int64_t pos_ = 0;
+  DecodeProfile* profile_ = nullptr;
+  double stage_start_ = 0;
 
   // Activations, B = max_batch rows each.
   AlignedBuffer<float> x_;       // [B][D] residual stream

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 
+#include "core/aligned_buffer.h"
 #include "core/error.h"
 #include "formats/gguf.h"
 #include "formats/llama2c.h"
@@ -41,12 +42,15 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& o
       fail(path, ": neither a GGUF file nor a llama2.c checkpoint");
     }
   }
-  if (is_gguf) {
-    m->gguf_ = std::make_unique<GgufFile>(path);
-    m->load_gguf(options, pool);
-  } else {
-    m->llama2c_ = std::make_unique<Llama2cCheckpoint>(path);
-    m->load_llama2c(options, pool);
+  {
+    HugePageScope huge_pages;  // repacked matrices, packed into huge pages (core/aligned_buffer.h)
+    if (is_gguf) {
+      m->gguf_ = std::make_unique<GgufFile>(path);
+      m->load_gguf(options, pool);
+    } else {
+      m->llama2c_ = std::make_unique<Llama2cCheckpoint>(path);
+      m->load_llama2c(options, pool);
+    }
   }
   m->n_ctx_ = options.n_ctx > 0 ? options.n_ctx : m->config_.n_ctx_train;
   if (m->n_ctx_ <= 0) fail(path, ": context length is ", m->n_ctx_, "; pass one with --ctx");

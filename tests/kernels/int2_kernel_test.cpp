@@ -98,8 +98,9 @@ TEST(Int2Kernel, RejectsWhatItCannotComputeExactly) {
   CpuFeatures plain = cpu_features();
   plain.avx512f = plain.avx512vnni = plain.avx_vnni = false;
   auto none = [](int64_t, uint8_t*, uint16_t*) {};
-  if (plain.has_avx2_level())
+  if (plain.has_avx2_level()) {
     EXPECT_THROW(make_int2_matmul(16, 64, 64, {-128, 0, 1, 127}, none, plain, pool), Error);
+  }
   EXPECT_THROW(make_int2_matmul(16, 96, 64, {-1, 0, 1, 2}, none, cpu_features(), pool), Error);  // K % group
   EXPECT_THROW(make_int2_matmul(16, 1 << 20, 1 << 20, {-128, 0, 1, 127}, none, cpu_features(), pool), Error);
   EXPECT_EQ(find_kernel_family("int2")->score({"w", GgmlType::Q4_0, 16, 64, nullptr}, cpu_features()), 0);

@@ -7,7 +7,7 @@
 #include "kernels/i2s_tile_dots.h"
 #include "kernels/x86_avx2/int8_dot_avx2.h"
 
-// The small loops over tokens, accumulators and bit pairs must unroll, or their
+// The small loops over tokens, line halves and bit pairs must unroll, or their
 // arrays of vectors live in memory instead of registers (GCC -O2 does not).
 
 namespace lowbit {
@@ -17,10 +17,44 @@ using avx2::dot_u8s8;
 
 namespace {
 
+// As in the AVX-512 file: codes stay in place under a mask, worth 4^j times
+// the code, and each accumulator holds one power of 4 (exact final shift).
+// One token: masks 0x03, 0x0C, 0x30, 0xC0 and no shifts, while K < 2^18.
+// More tokens: one shift by 4 per line half, masks 0x03 and 0x0C (x1, x4).
+inline constexpr int64_t kMaxGroupsOneToken = (int64_t{1} << 18) / 16;
+
+template <bool kVnni>
+void tile_dots_1(const uint8_t* tile, int64_t groups, const int8_t* q, int32_t* out) {
+  const __m256i masks[4] = {_mm256_set1_epi8(0x03), _mm256_set1_epi8(0x0C), _mm256_set1_epi8(0x30),
+                            _mm256_set1_epi8(static_cast<char>(0xC0))};
+  __m256i acc[2][4];  // [rows 0-7 | 8-15][bit pair]
+  #pragma GCC unroll 16
+  for (auto& half : acc)
+    #pragma GCC unroll 16
+    for (auto& a : half) a = _mm256_setzero_si256();
+  for (int64_t g = 0; g < groups; ++g) {
+    const __m256i lines[2] = {_mm256_load_si256(reinterpret_cast<const __m256i*>(tile + 64 * g)),
+                              _mm256_load_si256(reinterpret_cast<const __m256i*>(tile + 64 * g + 32))};
+    #pragma GCC unroll 16
+    for (int j = 0; j < 4; ++j) {
+      const __m256i act = broadcast4(q + 16 * g + 4 * j);
+      #pragma GCC unroll 16
+      for (int h = 0; h < 2; ++h) acc[h][j] = dot_u8s8<kVnni>(acc[h][j], _mm256_and_si256(lines[h], masks[j]), act);
+    }
+  }
+  #pragma GCC unroll 16
+  for (int h = 0; h < 2; ++h) {
+    __m256i sum = _mm256_add_epi32(acc[h][0], _mm256_srai_epi32(acc[h][1], 2));
+    sum = _mm256_add_epi32(sum, _mm256_srai_epi32(acc[h][2], 4));
+    sum = _mm256_add_epi32(sum, _mm256_srai_epi32(acc[h][3], 6));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8 * h), sum);
+  }
+}
+
 template <bool kVnni, int kTokens>
 void tile_dots(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_stride, int32_t* out) {
-  const __m256i mask = _mm256_set1_epi8(3);
-  __m256i acc[kTokens][2][2];  // [token][rows 0-7 | 8-15][column quad parity]
+  const __m256i m0 = _mm256_set1_epi8(0x03), m1 = _mm256_set1_epi8(0x0C);
+  __m256i acc[kTokens][2][2];  // [token][rows 0-7 | 8-15][scale 1 | scale 4]
   #pragma GCC unroll 16
   for (auto& token_acc : acc)
     #pragma GCC unroll 16
@@ -28,18 +62,17 @@ void tile_dots(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_s
       #pragma GCC unroll 16
       for (auto& a : half) a = _mm256_setzero_si256();
   for (int64_t g = 0; g < groups; ++g) {
-    const __m256i lines[2] = {_mm256_load_si256(reinterpret_cast<const __m256i*>(tile + 64 * g)),
-                              _mm256_load_si256(reinterpret_cast<const __m256i*>(tile + 64 * g + 32))};
     #pragma GCC unroll 16
-    for (int j = 0; j < 4; ++j) {
-      const __m256i codes[2] = {_mm256_and_si256(_mm256_srli_epi16(lines[0], 2 * j), mask),
-                                _mm256_and_si256(_mm256_srli_epi16(lines[1], 2 * j), mask)};
+    for (int h = 0; h < 2; ++h) {
+      const __m256i line = _mm256_load_si256(reinterpret_cast<const __m256i*>(tile + 64 * g + 32 * h));
+      const __m256i high = _mm256_srli_epi16(line, 4);
+      const __m256i codes[4] = {_mm256_and_si256(line, m0), _mm256_and_si256(line, m1), _mm256_and_si256(high, m0),
+                                _mm256_and_si256(high, m1)};
       #pragma GCC unroll 16
-      for (int t = 0; t < kTokens; ++t) {
-        const __m256i act = broadcast4(q + t * q_stride + 16 * g + 4 * j);
+      for (int t = 0; t < kTokens; ++t)
         #pragma GCC unroll 16
-        for (int h = 0; h < 2; ++h) acc[t][h][j % 2] = dot_u8s8<kVnni>(acc[t][h][j % 2], codes[h], act);
-      }
+        for (int j = 0; j < 4; ++j)
+          acc[t][h][j % 2] = dot_u8s8<kVnni>(acc[t][h][j % 2], codes[j], broadcast4(q + t * q_stride + 16 * g + 4 * j));
     }
   }
   #pragma GCC unroll 16
@@ -47,14 +80,16 @@ void tile_dots(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_s
     #pragma GCC unroll 16
     for (int h = 0; h < 2; ++h)
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 16 * t + 8 * h),
-                          _mm256_add_epi32(acc[t][h][0], acc[t][h][1]));
+                          _mm256_add_epi32(acc[t][h][0], _mm256_srai_epi32(acc[t][h][1], 2)));
 }
 
 template <bool kVnni>
 void tile_dots_any(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_stride, int tokens, int32_t* out) {
   // 16 ymm registers: 4 tokens x 4 accumulators is the most that stays in them.
   switch (tokens) {
-    case 1: return tile_dots<kVnni, 1>(tile, groups, q, q_stride, out);
+    case 1:
+      if (groups <= kMaxGroupsOneToken) return tile_dots_1<kVnni>(tile, groups, q, out);
+      return tile_dots<kVnni, 1>(tile, groups, q, q_stride, out);
     case 2: return tile_dots<kVnni, 2>(tile, groups, q, q_stride, out);
     case 3: return tile_dots<kVnni, 3>(tile, groups, q, q_stride, out);
     default:

@@ -1,0 +1,51 @@
+// One GEMV called back to back on a warm pool, as decode calls them: what the
+// second thread buys on small matrices, where the split and the hand-off
+// weigh as much as the streaming. Weights are random I2_S codes; each matrix is
+// bigger than L2, so most bytes still come from L3 or memory.
+#include <benchmark/benchmark.h>
+
+#include <vector>
+
+#include "core/aligned_buffer.h"
+#include "core/rng.h"
+#include "core/thread_pool.h"
+#include "kernels/dispatch.h"
+#include "quant/i2s.h"
+
+namespace lowbit {
+namespace {
+
+void BM_I2sGemvBackToBack(benchmark::State& state) {
+  const int64_t n = state.range(0), k = state.range(1);
+  const int threads = static_cast<int>(state.range(2));
+  ThreadPool pool(threads);
+  Rng rng(1);
+  std::vector<int8_t> t(static_cast<size_t>(n * k));
+  for (auto& v : t) v = static_cast<int8_t>(static_cast<int>(rng.below(3)) - 1);
+  std::vector<uint8_t> bytes(static_cast<size_t>(n * k / 4 + kI2STrailerBytes));
+  pack_i2s(t.data(), n * k, 1.0f, bytes.data());
+  std::unique_ptr<Matmul> m;
+  {
+    HugePageScope huge_pages;
+    m = make_matmul({"bench", GgmlType::I2_S, n, k, bytes.data()}, "i2s", pool);
+  }
+  std::vector<float> x(static_cast<size_t>(k)), y(static_cast<size_t>(n));
+  for (auto& v : x) v = static_cast<float>(rng.below(1000)) / 500.0f - 1.0f;
+  ActivationBatch in(1, k);
+  for (auto _ : state) {
+    in.set(x.data(), 1, k);
+    m->forward(in, y.data(), pool);
+  }
+  state.SetBytesProcessed(state.iterations() * m->weight_bytes());
+}
+BENCHMARK(BM_I2sGemvBackToBack)
+    ->Args({640, 2560, 1})
+    ->Args({640, 2560, 2})
+    ->Args({2560, 2560, 1})
+    ->Args({2560, 2560, 2})
+    ->Args({6912, 2560, 1})
+    ->Args({6912, 2560, 2})
+    ->UseRealTime();
+
+}  // namespace
+}  // namespace lowbit
