@@ -39,6 +39,7 @@ void BM_I2sGemvBackToBack(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * m->weight_bytes());
 }
 BENCHMARK(BM_I2sGemvBackToBack)
+    ->Args({256, 2560, 1})
     ->Args({640, 2560, 1})
     ->Args({640, 2560, 2})
     ->Args({2560, 2560, 1})

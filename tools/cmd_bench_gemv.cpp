@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "command.h"
+#include "core/aligned_buffer.h"
 #include "core/cpu_features.h"
 #include "core/error.h"
 #include "core/rng.h"
@@ -136,7 +137,10 @@ int run_bench(const Options& o) {
     }
     std::map<int, double> ref_seconds;
     for (const KernelFamily* f : families) {
-      const auto m = f->make(w, cpu_features(), make_pool);
+      const auto m = [&] {
+        HugePageScope huge_pages;  // as Model::load places its matrices
+        return f->make(w, cpu_features(), make_pool);
+      }();
       const bool is_ref = std::string(f->name) == "ref";
       for (int t : threads) {
         const double s = seconds_per_matmul(*m, in, *pools[t], is_ref ? 0 : o.min_seconds, is_ref ? 2 : o.repeats);

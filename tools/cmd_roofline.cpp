@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "command.h"
+#include "core/aligned_buffer.h"
 #include "core/cpu_features.h"
 #include "core/error.h"
 #include "core/rng.h"
@@ -141,6 +142,7 @@ int run_roofline(const Options& o) {
     for (size_t i = 0; i < shapes.size(); ++i) {
       keep.push_back(random_blocks(f.type, shapes[i].first, shapes[i].second, 100 + i));
       const WeightView w{"roofline", f.type, shapes[i].first, shapes[i].second, keep.back().data()};
+      HugePageScope huge_pages;  // as Model::load places its matrices
       mats.push_back(find_kernel_family(f.name)->make(w, cpu, *pools[o.threads]));
     }
     for (int p = 1; p <= o.threads; ++p) {

@@ -7,7 +7,7 @@
 #include "kernels/i2s_tile_dots.h"
 #include "kernels/x86_avx512/int8_dot_avx512.h"
 
-// The small loops over tokens, accumulators and bit pairs must unroll, or their
+// The small loops over tokens and bit pairs must unroll, or their
 // arrays of vectors live in memory instead of registers (GCC -O2 does not).
 
 namespace lowbit {
@@ -17,47 +17,79 @@ using avx512::dot_u8s8;
 
 namespace {
 
-// kAcc accumulators per token break the dependency chain of the 4 dots per line.
-template <bool kVnni, int kTokens, int kAcc>
-void tile_dots(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_stride, int32_t* out) {
-  const __m512i mask = _mm512_set1_epi8(3);
-  __m512i acc[kTokens][kAcc];
-  #pragma GCC unroll 16
-  for (auto& token_acc : acc)
-    #pragma GCC unroll 16
-    for (auto& a : token_acc) a = _mm512_setzero_si512();
+// The codes are never shifted down to 0..2. A byte holds the codes of 4
+// columns at bits 0-1, 2-3, 4-5, 6-7; masking keeps one of them in place, worth
+// 4^j times the code, and the dot accumulates that multiple exactly (u8 x s8
+// into int32 with VNNI; into int16 pairs otherwise, where 128 x -128 x 2 still
+// fits). Each accumulator holds a single power of 4, so the final shift right
+// is exact. This saves the 3 shifts per line that bound the 1-token loop.
+//
+// One token: 4 accumulators, masks 0x03, 0x0C, 0x30, 0xC0 (scales 1, 4, 16, 64),
+// no shifts at all. |acc| <= 64 x 2 x 128 x K/4 = 2^13 K: int32 holds it for
+// K < 2^18 with room to spare; longer rows take the 2-accumulator loop.
+// More tokens: 2 accumulators each, so one shift by 4 per line (shared by the
+// tokens) brings bits 4-7 down; masks 0x03 and 0x0C then give scales 1 and 4.
+inline constexpr int64_t kMaxGroupsOneToken = (int64_t{1} << 18) / 16;
+
+// a / 2^n for a multiple of 2^n (the maskz form: GCC 12's plain _mm512_srai_epi32
+// trips -Wuninitialized inside its own header).
+inline __m512i exact_shift_right(__m512i a, unsigned n) { return _mm512_maskz_srai_epi32(0xFFFF, a, n); }
+
+template <bool kVnni>
+void tile_dots_1(const uint8_t* tile, int64_t groups, const int8_t* q, int32_t* out) {
+  const __m512i m0 = _mm512_set1_epi8(0x03), m1 = _mm512_set1_epi8(0x0C);
+  const __m512i m2 = _mm512_set1_epi8(0x30), m3 = _mm512_set1_epi8(static_cast<char>(0xC0));
+  __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
   for (int64_t g = 0; g < groups; ++g) {
     const __m512i line = _mm512_load_si512(tile + 64 * g);
-    const __m512i codes[4] = {_mm512_and_si512(line, mask), _mm512_and_si512(_mm512_srli_epi16(line, 2), mask),
-                              _mm512_and_si512(_mm512_srli_epi16(line, 4), mask),
-                              _mm512_and_si512(_mm512_srli_epi16(line, 6), mask)};
+    const int8_t* qg = q + 16 * g;
+    a0 = dot_u8s8<kVnni>(a0, _mm512_and_si512(line, m0), broadcast4(qg));
+    a1 = dot_u8s8<kVnni>(a1, _mm512_and_si512(line, m1), broadcast4(qg + 4));
+    a2 = dot_u8s8<kVnni>(a2, _mm512_and_si512(line, m2), broadcast4(qg + 8));
+    a3 = dot_u8s8<kVnni>(a3, _mm512_and_si512(line, m3), broadcast4(qg + 12));
+  }
+  __m512i sum = _mm512_add_epi32(a0, exact_shift_right(a1, 2));
+  sum = _mm512_add_epi32(sum, exact_shift_right(a2, 4));
+  sum = _mm512_add_epi32(sum, exact_shift_right(a3, 6));
+  _mm512_storeu_si512(out, sum);
+}
+
+template <bool kVnni, int kTokens>
+void tile_dots(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_stride, int32_t* out) {
+  const __m512i m0 = _mm512_set1_epi8(0x03), m1 = _mm512_set1_epi8(0x0C);
+  __m512i acc[kTokens][2];  // [token][scale 1 | scale 4]
+  #pragma GCC unroll 16
+  for (auto& token_acc : acc) token_acc[0] = token_acc[1] = _mm512_setzero_si512();
+  for (int64_t g = 0; g < groups; ++g) {
+    const __m512i line = _mm512_load_si512(tile + 64 * g);
+    const __m512i high = _mm512_srli_epi16(line, 4);
+    const __m512i codes[4] = {_mm512_and_si512(line, m0), _mm512_and_si512(line, m1), _mm512_and_si512(high, m0),
+                              _mm512_and_si512(high, m1)};
     #pragma GCC unroll 16
     for (int t = 0; t < kTokens; ++t) {
       const int8_t* qt = q + t * q_stride + 16 * g;
       #pragma GCC unroll 16
-      for (int j = 0; j < 4; ++j) acc[t][j % kAcc] = dot_u8s8<kVnni>(acc[t][j % kAcc], codes[j], broadcast4(qt + 4 * j));
+      for (int j = 0; j < 4; ++j) acc[t][j % 2] = dot_u8s8<kVnni>(acc[t][j % 2], codes[j], broadcast4(qt + 4 * j));
     }
   }
   #pragma GCC unroll 16
-  for (int t = 0; t < kTokens; ++t) {
-    __m512i sum = acc[t][0];
-    #pragma GCC unroll 16
-    for (int a = 1; a < kAcc; ++a) sum = _mm512_add_epi32(sum, acc[t][a]);
-    _mm512_storeu_si512(out + 16 * t, sum);
-  }
+  for (int t = 0; t < kTokens; ++t)
+    _mm512_storeu_si512(out + 16 * t, _mm512_add_epi32(acc[t][0], exact_shift_right(acc[t][1], 2)));
 }
 
 template <bool kVnni>
 void tile_dots_any(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_stride, int tokens, int32_t* out) {
   switch (tokens) {
-    case 1: return tile_dots<kVnni, 1, 4>(tile, groups, q, q_stride, out);
-    case 2: return tile_dots<kVnni, 2, 2>(tile, groups, q, q_stride, out);
-    case 3: return tile_dots<kVnni, 3, 2>(tile, groups, q, q_stride, out);
-    case 4: return tile_dots<kVnni, 4, 2>(tile, groups, q, q_stride, out);
-    case 5: return tile_dots<kVnni, 5, 2>(tile, groups, q, q_stride, out);
-    case 6: return tile_dots<kVnni, 6, 2>(tile, groups, q, q_stride, out);
-    case 7: return tile_dots<kVnni, 7, 2>(tile, groups, q, q_stride, out);
-    default: return tile_dots<kVnni, 8, 2>(tile, groups, q, q_stride, out);
+    case 1:
+      if (groups <= kMaxGroupsOneToken) return tile_dots_1<kVnni>(tile, groups, q, out);
+      return tile_dots<kVnni, 1>(tile, groups, q, q_stride, out);
+    case 2: return tile_dots<kVnni, 2>(tile, groups, q, q_stride, out);
+    case 3: return tile_dots<kVnni, 3>(tile, groups, q, q_stride, out);
+    case 4: return tile_dots<kVnni, 4>(tile, groups, q, q_stride, out);
+    case 5: return tile_dots<kVnni, 5>(tile, groups, q, q_stride, out);
+    case 6: return tile_dots<kVnni, 6>(tile, groups, q, q_stride, out);
+    case 7: return tile_dots<kVnni, 7>(tile, groups, q, q_stride, out);
+    default: return tile_dots<kVnni, 8>(tile, groups, q, q_stride, out);
   }
 }
 
