@@ -48,5 +48,34 @@ BENCHMARK(BM_I2sGemvBackToBack)
     ->Args({6912, 2560, 2})
     ->UseRealTime();
 
+// The F16 head's kernel: 64 rows of 2560 (320 KiB) stay in L2, so this is the
+// conversion + FMA rate; more rows stream from memory.
+void BM_F16GemvBackToBack(benchmark::State& state) {
+  const int64_t n = state.range(0), k = state.range(1);
+  const int threads = static_cast<int>(state.range(2));
+  ThreadPool pool(threads);
+  Rng rng(1);
+  std::vector<uint16_t> w(static_cast<size_t>(n * k));
+  for (auto& v : w) v = static_cast<uint16_t>(0x3000 + rng.below(0x1000));  // 0.125 .. 0.5, random mantissas
+  std::unique_ptr<Matmul> m;
+  {
+    HugePageScope huge_pages;
+    m = make_matmul({"bench", GgmlType::F16, n, k, reinterpret_cast<const uint8_t*>(w.data())}, "f16", pool);
+  }
+  std::vector<float> x(static_cast<size_t>(k)), y(static_cast<size_t>(n));
+  for (auto& v : x) v = static_cast<float>(rng.below(1000)) / 500.0f - 1.0f;
+  ActivationBatch in(1, k);
+  in.set(x.data(), 1, k);
+  for (auto _ : state) m->forward(in, y.data(), pool);
+  state.SetBytesProcessed(state.iterations() * m->weight_bytes());
+}
+BENCHMARK(BM_F16GemvBackToBack)
+    ->Args({64, 2560, 1})
+    ->Args({4096, 2560, 1})
+    ->Args({4096, 2560, 2})
+    ->Args({128256, 2560, 1})
+    ->Args({128256, 2560, 2})
+    ->UseRealTime();
+
 }  // namespace
 }  // namespace lowbit

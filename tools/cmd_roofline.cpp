@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "command.h"
+#include "kernels/aipc_families.h"
 #include "core/aligned_buffer.h"
 #include "core/cpu_features.h"
 #include "core/error.h"
@@ -116,10 +117,14 @@ int run_roofline(const Options& o) {
   std::printf("| kernel | B bytes/vector | C cycles/vector | B/C bytes/cycle | GB/s per core |\n|---|---:|---:|---:|---:|\n");
   std::map<std::string, ComputeThroughput> compute;
   for (const Family& f : kFamilies) {
-    if (vnni4_kernel(f.bits, isa) == nullptr) continue;
-    const ComputeThroughput c = measure_compute_throughput(f.bits, isa, clock.core_hz);
+    // The kernel a model would run: for int2, the one for Q2_0's levels.
+    std::string name = cat(f.name, "/", vnni4_isa_name(isa));
+    const Vnni4Kernel kernel =
+        f.bits == Vnni4Bits::Two ? int2_kernel(isa, {-1, 0, 1, 2}, 64, &name) : vnni4_kernel(f.bits, isa);
+    if (kernel == nullptr) continue;
+    const ComputeThroughput c = measure_compute_throughput(f.bits, kernel, clock.core_hz);
     compute[f.name] = c;
-    std::printf("| %s/%s | %.2f | %.3f | %.2f | %.1f |\n", f.name, vnni4_isa_name(isa), c.bytes_per_vector,
+    std::printf("| %s | %.2f | %.3f | %.2f | %.1f |\n", name.c_str(), c.bytes_per_vector,
                 c.cycles_per_vector, c.bytes_per_vector / c.cycles_per_vector,
                 c.bytes_per_vector / c.cycles_per_vector * clock.core_hz / 1e9);
   }

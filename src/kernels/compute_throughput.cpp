@@ -47,9 +47,8 @@ CpuClock measure_cpu_clock() {
   return c;
 }
 
-ComputeThroughput measure_compute_throughput(Vnni4Bits bits, Vnni4Isa isa, double core_hz) {
-  const Vnni4Kernel kernel = vnni4_kernel(bits, isa);
-  if (kernel == nullptr) fail("no ", static_cast<int>(bits), "-bit kernel at ", vnni4_isa_name(isa));
+ComputeThroughput measure_compute_throughput(Vnni4Bits bits, Vnni4Kernel kernel, double core_hz) {
+  if (kernel == nullptr) fail("no ", static_cast<int>(bits), "-bit kernel to measure");
   // ~16 KiB of codes: in L1 (32 KiB on current x86 cores) with the activations.
   const int64_t cols = bits == Vnni4Bits::Eight ? 1024 : bits == Vnni4Bits::Two ? 4096 : 8192;
   const int64_t group = bits == Vnni4Bits::Eight ? 32 : bits == Vnni4Bits::Two ? 64 : 128;

@@ -20,8 +20,8 @@ struct ComputeThroughput {
   double bytes_per_vector;   // B: layout bytes read per output vector, scales included
 };
 
-// Single-threaded, on the calling thread: `bits`' kernel at `isa` over an
-// L1-resident 16-row block, best of several timed runs.
-ComputeThroughput measure_compute_throughput(Vnni4Bits bits, Vnni4Isa isa, double core_hz);
+// Single-threaded, on the calling thread: a `bits` kernel over an L1-resident
+// 16-row block (int2: codes 0..3 as u, the levels of Q2_0), best of several timed runs.
+ComputeThroughput measure_compute_throughput(Vnni4Bits bits, Vnni4Kernel kernel, double core_hz);
 
 }  // namespace lowbit

@@ -38,6 +38,10 @@ Vnni4Kernel vnni4_kernel(Vnni4Bits bits, Vnni4Isa isa);
 
 // The ISA kernels (x86_avx512/vnni4_gemv_avx512.cpp, x86_avx2/vnni4_gemv_avx2.cpp).
 void int2_gemv_avx512(const Vnni4Task& t);
+// Levels lowest + code (u = code: Q2_0, ternary): the codes are masked in place
+// instead of looked up, as in the i2s kernel. Groups of at most kInt2LinearMaxGroup k.
+void int2_linear_gemv_avx512(const Vnni4Task& t);
+inline constexpr int64_t kInt2LinearMaxGroup = int64_t{1} << 18;
 void int2_gemv_avx_vnni(const Vnni4Task& t);
 void int2_gemv_avx2(const Vnni4Task& t);
 void int1_gemv_avx512(const Vnni4Task& t);

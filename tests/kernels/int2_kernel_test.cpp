@@ -58,6 +58,27 @@ TEST(Int2Kernel, KernelsExactAtActivationExtremes) {
     expect_kernels_exact(Vnni4Bits::Two, kernels, 4, weight_of, lowest, lut.data(), 16, 512, 512, 2);
     expect_kernels_exact(Vnni4Bits::Two, kernels, 4, weight_of, lowest, lut.data(), 20, 144, 48, 3);  // odd steps
   }
+  // Levels lowest + code: the AVX-512 kernel that masks codes in place.
+  const auto linear = runnable({{Vnni4Isa::Avx512Vnni, {"int2/avx512-vnni-linear", int2_linear_gemv_avx512}}});
+  for (const std::array<int8_t, 4> levels : {std::array<int8_t, 4>{-1, 0, 1, 2}, {-128, -127, -126, -125}}) {
+    const auto lut = nibble_luts(levels);
+    const std::vector<int> weight_of(levels.begin(), levels.end());
+    expect_kernels_exact(Vnni4Bits::Two, linear, 4, weight_of, levels[0], lut.data(), 37, 320, 64, 1);
+    expect_kernels_exact(Vnni4Bits::Two, linear, 4, weight_of, levels[0], lut.data(), 16, 512, 512, 2);
+    expect_kernels_exact(Vnni4Bits::Two, linear, 4, weight_of, levels[0], lut.data(), 20, 144, 48, 3);
+  }
+}
+
+TEST(Int2Kernel, LinearLevelsTakeTheMaskingKernel) {
+  ThreadPool pool(1);
+  const auto none = [](int64_t, uint8_t*, uint16_t*) {};
+  for (const IsaVariant& v : isa_variants()) {
+    const std::string isa = vnni4_isa_name(vnni4_isa(v.cpu));
+    const bool masking = vnni4_isa(v.cpu) == Vnni4Isa::Avx512Vnni;
+    EXPECT_EQ(make_int2_matmul(16, 64, 64, {-1, 0, 1, 2}, none, v.cpu, pool)->kernel_name(),
+              "int2/" + isa + (masking ? "-linear" : ""));
+    EXPECT_EQ(make_int2_matmul(16, 64, 64, {-3, -1, 1, 3}, none, v.cpu, pool)->kernel_name(), "int2/" + isa);
+  }
 }
 
 TEST(Int2Kernel, AnyLevelsThroughMakeInt2Matmul) {

@@ -135,8 +135,7 @@ void q8_0_gemv(const Vnni4Task& t) {
       for (int i = 0; i < 4; ++i) {
         const __m256i xb = broadcast4(x + 4 * i);
         for (int h = 0; h < 2; ++h)
-          a[h][i] = _mm256_dpbusd_avx_epi32(
-              a[h][i], _mm256_load_si256(reinterpret_cast<const __m256i*>(c + 64 * i + 32 * h)), xb);
+          a[h][i] = dot_u8s8<true>(a[h][i], _mm256_load_si256(reinterpret_cast<const __m256i*>(c + 64 * i + 32 * h)), xb);
       }
     }
     for (int h = 0; h < 2; ++h) acc[h] = add_group(acc[h], sum4(a[h]), 0, t, g, h);

@@ -16,6 +16,7 @@
 namespace lowbit {
 
 using avx512::broadcast4;
+using avx512::dot_u8s8;
 
 namespace {
 
@@ -67,10 +68,30 @@ inline void int2_step(const uint8_t* c, const int8_t* x, __m512i lut01, __m512i 
   const __m512i w = _mm512_load_si512(c);
   const __m512i lo = _mm512_and_si512(w, nibble);
   const __m512i hi = _mm512_and_si512(_mm512_srli_epi32(w, 4), nibble);
-  a[0] = _mm512_dpbusd_epi32(a[0], _mm512_shuffle_epi8(lut01, lo), broadcast4(x));
-  a[1] = _mm512_dpbusd_epi32(a[1], _mm512_shuffle_epi8(lut23, lo), broadcast4(x + 4));
-  a[2] = _mm512_dpbusd_epi32(a[2], _mm512_shuffle_epi8(lut01, hi), broadcast4(x + 8));
-  a[3] = _mm512_dpbusd_epi32(a[3], _mm512_shuffle_epi8(lut23, hi), broadcast4(x + 12));
+  a[0] = dot_u8s8<true>(a[0], _mm512_shuffle_epi8(lut01, lo), broadcast4(x));
+  a[1] = dot_u8s8<true>(a[1], _mm512_shuffle_epi8(lut23, lo), broadcast4(x + 4));
+  a[2] = dot_u8s8<true>(a[2], _mm512_shuffle_epi8(lut01, hi), broadcast4(x + 8));
+  a[3] = dot_u8s8<true>(a[3], _mm512_shuffle_epi8(lut23, hi), broadcast4(x + 12));
+}
+
+// The same 64 bytes when u = code: each mask keeps one bit pair in place, so
+// accumulator a[v] collects 4^v u x; the group sum shifts each back, exactly.
+// |a[3]| <= 192 x 128 x group / 4 per lane: int32 while group <= 2^18.
+inline void int2_linear_step(const uint8_t* c, const int8_t* x, __m512i* a) {
+  prefetch(c);
+  const __m512i w = _mm512_load_si512(c);
+  a[0] = dot_u8s8<true>(a[0], _mm512_and_si512(w, _mm512_set1_epi8(0x03)), broadcast4(x));
+  a[1] = dot_u8s8<true>(a[1], _mm512_and_si512(w, _mm512_set1_epi8(0x0C)), broadcast4(x + 4));
+  a[2] = dot_u8s8<true>(a[2], _mm512_and_si512(w, _mm512_set1_epi8(0x30)), broadcast4(x + 8));
+  a[3] = dot_u8s8<true>(a[3], _mm512_and_si512(w, _mm512_set1_epi8(static_cast<char>(0xC0))), broadcast4(x + 12));
+}
+
+// sum over v of (a[v] + a[4 + v]) / 4^v.
+inline __m512i sum8_linear(const Accumulators& a) {
+  const auto part = [&](int v) {
+    return _mm512_maskz_srai_epi32(0xFFFF, _mm512_add_epi32(a[v], a[4 + v]), static_cast<unsigned>(2 * v));
+  };
+  return _mm512_add_epi32(_mm512_add_epi32(part(0), part(1)), _mm512_add_epi32(part(2), part(3)));
 }
 
 // 8 bytes = 16 rows x 4 k of sign bits: the 64 bits become a mask register and
@@ -78,12 +99,12 @@ inline void int2_step(const uint8_t* c, const int8_t* x, __m512i lut01, __m512i 
 inline void int1_step(const uint8_t* c, const int8_t* x, __m512i* a) {
   uint64_t bits;
   std::memcpy(&bits, c, 8);
-  *a = _mm512_dpbusd_epi32(*a, _mm512_maskz_mov_epi8(_cvtu64_mask64(bits), _mm512_set1_epi8(1)), broadcast4(x));
+  *a = dot_u8s8<true>(*a, _mm512_maskz_mov_epi8(_cvtu64_mask64(bits), _mm512_set1_epi8(1)), broadcast4(x));
 }
 
 // 64 bytes = 16 rows x 4 k of u = w + 128.
 inline void q8_0_step(const uint8_t* c, const int8_t* x, __m512i* a) {
-  *a = _mm512_dpbusd_epi32(*a, _mm512_load_si512(c), broadcast4(x));
+  *a = dot_u8s8<true>(*a, _mm512_load_si512(c), broadcast4(x));
 }
 
 }  // namespace
@@ -104,6 +125,24 @@ void int2_gemv_avx512(const Vnni4Task& t) {
     }
     if (s < t.steps_per_group) int2_step(c, x, lut01, lut23, a), c += 64, x += 16;
     acc = add_group(acc, sum8(a), t, g);
+  }
+  store_out(t, acc);
+}
+
+void int2_linear_gemv_avx512(const Vnni4Task& t) {
+  const uint8_t* c = t.codes;
+  const int8_t* x = t.x;
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t g = 0; g < t.groups; ++g) {
+    Accumulators a;
+    for (auto& v : a) v = _mm512_setzero_si512();
+    int64_t s = 0;
+    for (; s + 2 <= t.steps_per_group; s += 2, c += 128, x += 32) {
+      int2_linear_step(c, x, a);
+      int2_linear_step(c + 64, x + 16, a + 4);
+    }
+    if (s < t.steps_per_group) int2_linear_step(c, x, a), c += 64, x += 16;
+    acc = add_group(acc, sum8_linear(a), t, g);
   }
   store_out(t, acc);
 }
