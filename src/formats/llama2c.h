@@ -46,6 +46,8 @@ class Llama2cCheckpoint {
   const Llama2cConfig& config() const { return config_; }
   const Llama2cWeights& weights() const { return weights_; }
   int version() const { return version_; }
+  // Where p, a pointer into the weights, lies in the file.
+  int64_t file_offset(const void* p) const { return static_cast<const uint8_t*>(p) - file_.data(); }
 
   // True when the file starts like a llama2.c checkpoint (used to tell it from GGUF).
   static bool looks_like(const uint8_t* data, size_t size);

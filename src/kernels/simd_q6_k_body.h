@@ -43,10 +43,18 @@ void q6_k_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stri
   // own 8-byte stores (a load spanning two stores in flight cannot be forwarded).
   alignas(64) uint8_t unpacked[2][kQ6_KBlockSize];
   const int64_t block_bytes = static_cast<int64_t>(sizeof(BlockQ6_K));
-  if (blocks > 0) unpack_q6_k(row, unpacked[0]);
+  // A lane type may bring a vector unpack (S::unpack_q6_k); the same bytes either way.
+  const auto unpack = [](const uint8_t* block, uint8_t* v) {
+    if constexpr (requires { S::unpack_q6_k(block, v); }) {
+      S::unpack_q6_k(block, v);
+    } else {
+      unpack_q6_k(block, v);
+    }
+  };
+  if (blocks > 0) unpack(row, unpacked[0]);
   for (int64_t i = 0; i < blocks; ++i) {
     const uint8_t* block = row + i * block_bytes;
-    if (i + 1 < blocks) unpack_q6_k(block + block_bytes, unpacked[(i + 1) & 1]);
+    if (i + 1 < blocks) unpack(block + block_bytes, unpacked[(i + 1) & 1]);
     const uint8_t* v = unpacked[i & 1];
     uint16_t d16;
     std::memcpy(&d16, block + offsetof(BlockQ6_K, d), 2);

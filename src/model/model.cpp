@@ -52,6 +52,9 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& o
       m->load_llama2c(options, pool);
     }
   }
+  m->embedding_file_ = std::make_unique<PositionalFile>(path);
+  m->embedding_scale_ =
+      tensor_scale(m->embedding_.type, m->embedding_.data, m->embedding_.rows * m->embedding_.cols);
   m->n_ctx_ = options.n_ctx > 0 ? options.n_ctx : m->config_.n_ctx_train;
   if (m->n_ctx_ <= 0) fail(path, ": context length is ", m->n_ctx_, "; pass one with --ctx");
   if (options.verbose) std::fprintf(stderr, "%s", m->describe_kernels().c_str());
@@ -160,6 +163,7 @@ void Model::load_gguf(const LoadOptions& options, ThreadPool& pool) {
     fail(f.path(), ": tensor 'token_embd.weight' has type ", ggml_type_name(emb.type),
          ", which lowbit cannot read");
   embedding_ = {emb.name, emb.type, c.n_vocab, c.n_embd, emb.data};
+  embedding_offset_ = static_cast<int64_t>(f.data_offset() + emb.offset);
 
   auto linear = [&](const std::string& name, int64_t rows, int64_t cols, bool required = true) {
     Linear l;
@@ -255,6 +259,7 @@ void Model::load_llama2c(const LoadOptions& options, ThreadPool& pool) {
   }
   output_norm_.assign(w.rms_final, w.rms_final + D);
   embedding_ = {"token_embedding_table", GgmlType::F32, c.n_vocab, D, as_bytes(w.token_embedding)};
+  embedding_offset_ = llama2c_->file_offset(w.token_embedding);
   output_ = linear("wcls", w.wcls, c.n_vocab, D);
 }
 
@@ -263,10 +268,14 @@ void Model::embed(int32_t token, float* x) const {
     fail(path_, ": token id ", token, " is outside the vocabulary [0, ", config_.n_vocab, ")");
   const WeightFormat& fmt = weight_format(embedding_.type);
   const int64_t row = row_offset(embedding_.type, embedding_.cols, token);
-  fmt.dequantize_row(embedding_.data + row, x, embedding_.cols);
-  const float s = tensor_scale(embedding_.type, embedding_.data, embedding_.rows * embedding_.cols);
-  if (s != 1.0f)
-    for (int64_t i = 0; i < embedding_.cols; ++i) x[i] *= s;
+  // One buffer per thread, grown once: no allocation per token.
+  thread_local std::vector<uint8_t> bytes;
+  const auto n = static_cast<size_t>(ggml_row_bytes(embedding_.type, embedding_.cols));
+  if (bytes.size() < n) bytes.resize(n);
+  embedding_file_->read_exact(bytes.data(), static_cast<int64_t>(n), embedding_offset_ + row);
+  fmt.dequantize_row(bytes.data(), x, embedding_.cols);
+  if (embedding_scale_ != 1.0f)
+    for (int64_t i = 0; i < embedding_.cols; ++i) x[i] *= embedding_scale_;
 }
 
 int64_t Model::weight_bytes_per_token() const {

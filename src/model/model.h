@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "core/positional_file.h"
 #include "kernels/matmul.h"
 #include "model/model_config.h"
 
@@ -80,6 +81,11 @@ class Model {
   std::unique_ptr<GgufFile> gguf_;
   std::unique_ptr<Llama2cCheckpoint> llama2c_;
   WeightView embedding_;  // [V x D] in the file's format
+  // Embedding rows are read from the file with pread, not through the mapping:
+  // a token's row would otherwise map in (and keep resident) up to 2 MiB of it.
+  std::unique_ptr<PositionalFile> embedding_file_;
+  int64_t embedding_offset_ = 0;  // of the tensor in the file
+  float embedding_scale_ = 1.0f;  // the tensor scale (I2_S), else 1
   std::vector<LayerWeights> layers_;
   std::vector<float> output_norm_;  // [D]
   Linear output_;                   // [V x D]
