@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "kernels/aipc_families.h"
 #include "kernels/float_matmul.h"
+#include "kernels/q6_k_q8k.h"
 #include "kernels/i2s_matmul.h"
 #include "kernels/tl_matmul.h"
 #include "quant/weight_format.h"
@@ -32,6 +33,7 @@ const std::vector<KernelFamily>& kernel_families() {
     f.push_back(q8_0_kernel_family());
     f.push_back(float_kernel_family());
     f.push_back(q6_k_kernel_family());
+    f.push_back(q6_k_q8k_kernel_family());
     return f;
   }();
   return families;

@@ -78,4 +78,41 @@ void quantize_row_q6_K(const float* src, uint8_t* row, int64_t n) {
   }
 }
 
+void quantize_activations_q8k(const float* x, int64_t n, int8_t* q, float* d) {
+  check_row_length("q8_K activations", n, kQ6_KBlockSize);
+  for (int64_t b = 0; b < n / kQ6_KBlockSize; ++b) {
+    const float* xb = x + b * kQ6_KBlockSize;
+    float amax = 0;
+    for (int64_t i = 0; i < kQ6_KBlockSize; ++i) amax = std::max(amax, std::fabs(xb[i]));
+    d[b] = amax / 127.0f;
+    const float inv = amax > 0 ? 127.0f / amax : 0.0f;
+    for (int64_t i = 0; i < kQ6_KBlockSize; ++i)
+      q[b * kQ6_KBlockSize + i] = static_cast<int8_t>(std::clamp(std::nearbyint(xb[i] * inv), -127.0f, 127.0f));
+  }
+}
+
+float dot_q6_k_q8k(const uint8_t* row, const int8_t* q, const float* dx, int64_t n) {
+  check_row_length("q6_K", n, kQ6_KBlockSize);
+  float y = 0;
+  for (int64_t i = 0; i < n / kQ6_KBlockSize; ++i) {
+    const auto b = load_block<BlockQ6_K>(row, i);
+    const int8_t* qb = q + i * kQ6_KBlockSize;
+    int32_t block = 0;
+    for (int64_t h = 0; h < 2; ++h) {
+      const uint8_t* ql = b.ql + 64 * h;
+      const uint8_t* qh = b.qh + 32 * h;
+      int32_t sub[8] = {};  // the half-block's 8 sub-blocks of 16
+      for (int64_t l = 0; l < 32; ++l) {
+        const int v[4] = {(ql[l] & 15) | ((qh[l] >> 0) & 3) << 4, (ql[l + 32] & 15) | ((qh[l] >> 2) & 3) << 4,
+                          (ql[l] >> 4) | ((qh[l] >> 4) & 3) << 4, (ql[l + 32] >> 4) | ((qh[l] >> 6) & 3) << 4};
+        for (int64_t k = 0; k < 4; ++k) sub[l / 16 + 2 * k] += (v[k] - 32) * qb[128 * h + l + 32 * k];
+      }
+      for (int64_t j = 0; j < 8; ++j) block += b.scales[8 * h + j] * sub[j];
+    }
+    const float s = fp16_to_float(b.d) * dx[i];
+    y += static_cast<float>(block) * s;
+  }
+  return y;
+}
+
 }  // namespace lowbit

@@ -33,4 +33,14 @@ void dequantize_row_q6_K(const uint8_t* row, float* dst, int64_t n);
 // scales[j])). Every value is within half its sub-block's step.
 void quantize_row_q6_K(const float* src, uint8_t* row, int64_t n);
 
+// Q6_K against int8 activations, as llama.cpp and bitnet.cpp pair a Q6_K head
+// with Q8_K activations: per block of 256 activations one float scale
+// d = max|x| / 127 and q = nearest(x / d) (all 0, d = 0, for a block of zeros).
+// The idea of ggml's Q8_K, not its exact rounding.
+void quantize_activations_q8k(const float* x, int64_t n, int8_t* q, float* d /* [n / 256] */);
+// Sum over blocks, in order, of float(I_b) * (d_w * d_x) with
+// I_b = sum_j scales[j] * sum over sub-block j of (v - 32) * q, exact in int32
+// (|I_b| <= 16 x 127 x 16 x 32 x 128).
+float dot_q6_k_q8k(const uint8_t* row, const int8_t* q, const float* dx, int64_t n);
+
 }  // namespace lowbit

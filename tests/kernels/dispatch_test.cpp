@@ -16,9 +16,10 @@ TEST(KernelDispatch, FamilyNamesAreUniqueAndApproximationsAreMarked) {
   for (const auto& f : kernel_families()) {
     EXPECT_TRUE(names.insert(f.name).second) << "duplicate family " << f.name;
     const std::string name = f.name;
-    // int8-LUT variants are the approximate ones (design.md rule 2: they say so in their name).
-    const bool int8_lut = name == "tl1_0" || name == "tl2_0";
-    EXPECT_EQ(f.lossless, !int8_lut) << name;
+    // The int8-LUT variants and the int8-activation Q6_K head are the approximate
+    // ones (design.md rule 2: they say so in their name and docs).
+    const bool approximate = name == "tl1_0" || name == "tl2_0" || name == "q6_k_q8k";
+    EXPECT_EQ(f.lossless, !approximate) << name;
   }
   EXPECT_NE(find_kernel_family("ref"), nullptr);
   EXPECT_EQ(find_kernel_family("no-such-kernel"), nullptr);
