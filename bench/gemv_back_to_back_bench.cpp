@@ -15,6 +15,19 @@
 namespace lowbit {
 namespace {
 
+// Times m (made on `pool`) on one random token, back to back.
+void time_gemv(benchmark::State& state, const Matmul& m, ThreadPool& pool, Rng& rng) {
+  const int64_t k = m.cols();
+  std::vector<float> x(static_cast<size_t>(k)), y(static_cast<size_t>(m.rows()));
+  for (auto& v : x) v = static_cast<float>(rng.below(1000)) / 500.0f - 1.0f;
+  ActivationBatch in(1, k);
+  for (auto _ : state) {
+    in.set(x.data(), 1, k);  // quantized again per call, as decode does
+    m.forward(in, y.data(), pool);
+  }
+  state.SetBytesProcessed(state.iterations() * m.weight_bytes());
+}
+
 void BM_I2sGemvBackToBack(benchmark::State& state) {
   const int64_t n = state.range(0), k = state.range(1);
   const int threads = static_cast<int>(state.range(2));
@@ -29,14 +42,7 @@ void BM_I2sGemvBackToBack(benchmark::State& state) {
     HugePageScope huge_pages;
     m = make_matmul({"bench", GgmlType::I2_S, n, k, bytes.data()}, "i2s", pool);
   }
-  std::vector<float> x(static_cast<size_t>(k)), y(static_cast<size_t>(n));
-  for (auto& v : x) v = static_cast<float>(rng.below(1000)) / 500.0f - 1.0f;
-  ActivationBatch in(1, k);
-  for (auto _ : state) {
-    in.set(x.data(), 1, k);
-    m->forward(in, y.data(), pool);
-  }
-  state.SetBytesProcessed(state.iterations() * m->weight_bytes());
+  time_gemv(state, *m, pool, rng);
 }
 BENCHMARK(BM_I2sGemvBackToBack)
     ->Args({256, 2560, 1})
@@ -62,12 +68,7 @@ void BM_F16GemvBackToBack(benchmark::State& state) {
     HugePageScope huge_pages;
     m = make_matmul({"bench", GgmlType::F16, n, k, reinterpret_cast<const uint8_t*>(w.data())}, "f16", pool);
   }
-  std::vector<float> x(static_cast<size_t>(k)), y(static_cast<size_t>(n));
-  for (auto& v : x) v = static_cast<float>(rng.below(1000)) / 500.0f - 1.0f;
-  ActivationBatch in(1, k);
-  in.set(x.data(), 1, k);
-  for (auto _ : state) m->forward(in, y.data(), pool);
-  state.SetBytesProcessed(state.iterations() * m->weight_bytes());
+  time_gemv(state, *m, pool, rng);
 }
 BENCHMARK(BM_F16GemvBackToBack)
     ->Args({64, 2560, 1})

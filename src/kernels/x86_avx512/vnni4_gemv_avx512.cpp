@@ -109,9 +109,12 @@ inline void q8_0_step(const uint8_t* c, const int8_t* x, __m512i* a) {
 
 }  // namespace
 
-void int2_gemv_avx512(const Vnni4Task& t) {
-  const __m512i lut01 = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.lut)));
-  const __m512i lut23 = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.lut + 16)));
+namespace {
+
+// The group loop of both int2 kernels: two 64-byte steps per iteration into
+// accumulators a[0..3] and a[4..7], then `sum` folds the eight into one.
+template <class Step, class Sum>
+void int2_groups(const Vnni4Task& t, Step step, Sum sum) {
   const uint8_t* c = t.codes;
   const int8_t* x = t.x;
   __m512 acc = _mm512_setzero_ps();
@@ -120,32 +123,25 @@ void int2_gemv_avx512(const Vnni4Task& t) {
     for (auto& v : a) v = _mm512_setzero_si512();
     int64_t s = 0;
     for (; s + 2 <= t.steps_per_group; s += 2, c += 128, x += 32) {
-      int2_step(c, x, lut01, lut23, a);
-      int2_step(c + 64, x + 16, lut01, lut23, a + 4);
+      step(c, x, a);
+      step(c + 64, x + 16, a + 4);
     }
-    if (s < t.steps_per_group) int2_step(c, x, lut01, lut23, a), c += 64, x += 16;
-    acc = add_group(acc, sum8(a), t, g);
+    if (s < t.steps_per_group) step(c, x, a), c += 64, x += 16;
+    acc = add_group(acc, sum(a), t, g);
   }
   store_out(t, acc);
 }
 
-void int2_linear_gemv_avx512(const Vnni4Task& t) {
-  const uint8_t* c = t.codes;
-  const int8_t* x = t.x;
-  __m512 acc = _mm512_setzero_ps();
-  for (int64_t g = 0; g < t.groups; ++g) {
-    Accumulators a;
-    for (auto& v : a) v = _mm512_setzero_si512();
-    int64_t s = 0;
-    for (; s + 2 <= t.steps_per_group; s += 2, c += 128, x += 32) {
-      int2_linear_step(c, x, a);
-      int2_linear_step(c + 64, x + 16, a + 4);
-    }
-    if (s < t.steps_per_group) int2_linear_step(c, x, a), c += 64, x += 16;
-    acc = add_group(acc, sum8_linear(a), t, g);
-  }
-  store_out(t, acc);
+}  // namespace
+
+void int2_gemv_avx512(const Vnni4Task& t) {
+  const __m512i lut01 = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.lut)));
+  const __m512i lut23 = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.lut + 16)));
+  int2_groups(
+      t, [&](const uint8_t* c, const int8_t* x, __m512i* a) { int2_step(c, x, lut01, lut23, a); }, sum8);
 }
+
+void int2_linear_gemv_avx512(const Vnni4Task& t) { int2_groups(t, int2_linear_step, sum8_linear); }
 
 // I = 2D - S: the doubling here, the -S through xsum_factor.
 void int1_gemv_avx512(const Vnni4Task& t) {
