@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "quant_test_util.h"
+#include "scaled_block_checks.h"
 
 namespace lowbit {
 namespace {
@@ -22,11 +23,7 @@ int value_at(const std::vector<uint8_t>& row, int64_t b, int64_t j) {
   return (j < 16 ? byte & 15 : byte >> 4) - 8;
 }
 
-std::vector<uint8_t> random_row(Rng& rng, int64_t blocks) {
-  auto row = test::random_bytes(rng, blocks * kBytes);
-  for (int64_t b = 0; b < blocks; ++b) test::put_le16(&row[b * kBytes], test::random_fp16_scale(rng));
-  return row;
-}
+std::vector<uint8_t> random_row(Rng& rng, int64_t blocks) { return test::random_scale_first_blocks(rng, blocks, kBytes); }
 
 TEST(Q4_0Reference, DequantizeFollowsLlamaCppNibbleOrder) {
   Rng rng(401);
@@ -122,29 +119,8 @@ TEST(Q4_0Reference, QuantizeExtremes) {
 }
 
 TEST(Q4_0Reference, DotIsBlockScaledIntegerSums) {
-  Rng rng(404);
-  for (int64_t blocks : {1, 2, 37}) {
-    const auto row = random_row(rng, blocks);
-    for (int pattern = 0; pattern < 3; ++pattern) {
-      std::vector<int8_t> q = pattern == 0 ? test::random_int8(rng, blocks * 32)
-                                           : std::vector<int8_t>(blocks * 32, pattern == 1 ? 127 : -128);
-      float expect = 0.0f;
-      double exact = 0, magnitude = 0;
-      for (int64_t b = 0; b < blocks; ++b) {
-        int32_t sum = 0;
-        for (int64_t j = 0; j < 32; ++j) {
-          sum += value_at(row, b, j) * q[b * 32 + j];
-          const double term = static_cast<double>(d_at(row, b)) * value_at(row, b, j) * q[b * 32 + j];
-          exact += term;
-          magnitude += std::fabs(term);
-        }
-        expect += d_at(row, b) * static_cast<float>(sum);
-      }
-      const float got = dot_i8_q4_0(row.data(), q.data(), blocks * 32);
-      EXPECT_EQ(got, expect) << blocks << " " << pattern;
-      EXPECT_NEAR(got, exact, magnitude * 1e-6) << blocks << " " << pattern;
-    }
-  }
+  const test::ScaledBlockFormat format{32, kBytes, d_at, value_at, random_row, quantize_row_q4_0, dot_i8_q4_0};
+  test::expect_dot_is_block_scaled_integer_sums(format, {1, 2, 37}, 404);
 }
 
 TEST(Q4_0Reference, RejectsPartialBlocks) {

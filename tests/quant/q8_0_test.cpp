@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "quant_test_util.h"
+#include "scaled_block_checks.h"
 
 namespace lowbit {
 namespace {
@@ -18,11 +19,7 @@ constexpr int64_t kBytes = 34;  // fp16 d, then int8 qs[32]
 float d_at(const std::vector<uint8_t>& row, int64_t b) { return le_fp16(&row[b * kBytes]); }
 int q_at(const std::vector<uint8_t>& row, int64_t b, int64_t j) { return static_cast<int8_t>(row[b * kBytes + 2 + j]); }
 
-std::vector<uint8_t> random_row(Rng& rng, int64_t blocks) {
-  auto row = test::random_bytes(rng, blocks * kBytes);
-  for (int64_t b = 0; b < blocks; ++b) test::put_le16(&row[b * kBytes], test::random_fp16_scale(rng));
-  return row;
-}
+std::vector<uint8_t> random_row(Rng& rng, int64_t blocks) { return test::random_scale_first_blocks(rng, blocks, kBytes); }
 
 TEST(Q8_0Reference, DequantizeReadsScaleThenInt8s) {
   Rng rng(801);
@@ -120,28 +117,8 @@ TEST(Q8_0Reference, QuantizeExtremes) {
 }
 
 TEST(Q8_0Reference, DotIsBlockScaledIntegerSums) {
-  Rng rng(804);
-  for (int64_t blocks : {1, 3, 40}) {
-    const auto row = random_row(rng, blocks);
-    for (int pattern = 0; pattern < 3; ++pattern) {
-      std::vector<int8_t> q = pattern == 0 ? test::random_int8(rng, blocks * 32)
-                                           : std::vector<int8_t>(blocks * 32, pattern == 1 ? 127 : -128);
-      float expect = 0.0f;
-      double exact = 0, magnitude = 0;
-      for (int64_t b = 0; b < blocks; ++b) {
-        int32_t sum = 0;
-        for (int64_t j = 0; j < 32; ++j) {
-          sum += q_at(row, b, j) * q[b * 32 + j];
-          exact += static_cast<double>(d_at(row, b)) * q_at(row, b, j) * q[b * 32 + j];
-          magnitude += std::fabs(static_cast<double>(d_at(row, b)) * q_at(row, b, j) * q[b * 32 + j]);
-        }
-        expect += d_at(row, b) * static_cast<float>(sum);
-      }
-      const float got = dot_i8_q8_0(row.data(), q.data(), blocks * 32);
-      EXPECT_EQ(got, expect) << blocks << " " << pattern;
-      EXPECT_NEAR(got, exact, magnitude * 1e-6) << blocks << " " << pattern;
-    }
-  }
+  const test::ScaledBlockFormat format{32, kBytes, d_at, q_at, random_row, quantize_row_q8_0, dot_i8_q8_0};
+  test::expect_dot_is_block_scaled_integer_sums(format, {1, 3, 40}, 804);
 }
 
 TEST(Q8_0Reference, RejectsPartialBlocks) {

@@ -48,6 +48,14 @@ inline uint16_t random_fp16_scale(Rng& rng) {
   return float_to_fp16(rng.below(2) ? mag : -mag);
 }
 
+// `blocks` blocks of block_bytes random bytes, each led by a random fp16 scale
+// (the Q4_0 / Q8_0 / Q1_0 / Q2_0 shape: d first, then the values).
+inline std::vector<uint8_t> random_scale_first_blocks(Rng& rng, int64_t blocks, int64_t block_bytes) {
+  auto row = random_bytes(rng, blocks * block_bytes);
+  for (int64_t b = 0; b < blocks; ++b) put_le16(&row[static_cast<size_t>(b * block_bytes)], random_fp16_scale(rng));
+  return row;
+}
+
 // The scale extremes every block format must carry: largest finite fp16,
 // smallest normal, smallest subnormal, zero.
 constexpr uint16_t kExtremeFp16Scales[] = {0x7bff, 0x0400, 0x0001, 0x0000};

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "quant_test_util.h"
+#include "scaled_block_checks.h"
 
 namespace lowbit {
 namespace {
@@ -115,43 +116,12 @@ TEST(TQ1_0Reference, UniformBlocks) {
   for (int i = 48; i < 52; ++i) EXPECT_EQ(row[i], 253) << i;
 }
 
-TEST(TQ1_0Reference, QuantizeRoundsRatioToNearestTrit) {
-  Rng rng(103);
-  const auto x = test::random_normal(rng, 512);
-  std::vector<uint8_t> row(2 * kBytes);
-  quantize_row_tq1_0(x.data(), row.data(), 512);
-  for (int64_t b = 0; b < 2; ++b) {
-    float amax = 0;
-    for (int64_t e = 0; e < 256; ++e) amax = std::fmax(amax, std::fabs(x[b * 256 + e]));
-    EXPECT_EQ(d_at(row, b), fp16_to_float(float_to_fp16(amax)));
-    for (int64_t e = 0; e < 256; ++e) ASSERT_EQ(value_at(row, b, e), std::lround(x[b * 256 + e] * (1.0f / amax))) << e;
-  }
-}
+const test::ScaledBlockFormat kTQ10{256, kBytes, d_at, value_at, random_row, quantize_row_tq1_0, dot_i8_tq1_0};
+
+TEST(TQ1_0Reference, QuantizeRoundsRatioToNearestTrit) { test::expect_quantize_rounds_ratio_to_nearest_trit(kTQ10, 103); }
 
 TEST(TQ1_0Reference, DotIsBlockScaledIntegerSums) {
-  Rng rng(104);
-  for (int64_t blocks : {1, 2, 13}) {
-    const auto row = random_row(rng, blocks);
-    for (int pattern = 0; pattern < 3; ++pattern) {
-      std::vector<int8_t> q = pattern == 0 ? test::random_int8(rng, blocks * 256)
-                                           : std::vector<int8_t>(blocks * 256, pattern == 1 ? 127 : -128);
-      float expect = 0.0f;
-      double exact = 0, magnitude = 0;
-      for (int64_t b = 0; b < blocks; ++b) {
-        int32_t sum = 0;
-        for (int64_t e = 0; e < 256; ++e) {
-          sum += value_at(row, b, e) * q[b * 256 + e];
-          const double term = static_cast<double>(d_at(row, b)) * value_at(row, b, e) * q[b * 256 + e];
-          exact += term;
-          magnitude += std::fabs(term);
-        }
-        expect += d_at(row, b) * static_cast<float>(sum);
-      }
-      const float got = dot_i8_tq1_0(row.data(), q.data(), blocks * 256);
-      EXPECT_EQ(got, expect) << blocks << " " << pattern;
-      EXPECT_NEAR(got, exact, magnitude * 1e-6) << blocks << " " << pattern;
-    }
-  }
+  test::expect_dot_is_block_scaled_integer_sums(kTQ10, {1, 2, 13}, 104);
 }
 
 TEST(TQ1_0Reference, RejectsPartialBlocks) {
