@@ -15,13 +15,13 @@
 #include "core/half.h"
 #include "kernels/q6_k_q8k.h"
 #include "kernels/x86_avx512/int8_dot_avx512.h"
+#include "kernels/x86_avx512/simd_avx512.h"
 #include "quant/q6_k.h"
 
 namespace lowbit {
 
 float q6_k_q8k_row_avx512(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* xsum32,
                           const float* dx) {
-  const __m512i low4 = _mm512_set1_epi8(0x0f), top2 = _mm512_set1_epi8(0x30);
   // Byte l of pattern i = 4i + l/4: sub-block scales spread over the lanes of chunk i.
   const __m128i spread[4] = {_mm_set_epi8(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0),
                              _mm_set_epi8(7, 7, 7, 7, 6, 6, 6, 6, 5, 5, 5, 5, 4, 4, 4, 4),
@@ -35,13 +35,8 @@ float q6_k_q8k_row_avx512(const uint8_t* row, int64_t blocks, const int8_t* q, c
     const __m128i scales = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + offsetof(BlockQ6_K, scales)));
     __m512i sum = _mm512_setzero_si512();
     for (int h = 0; h < 2; ++h) {
-      const __m512i ql = _mm512_loadu_si512(block + 64 * h);
-      const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 128 + 32 * h));
-      const __m512i h01 =
-          _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_slli_epi16(qh, 4)), _mm256_slli_epi16(qh, 2), 1);
-      const __m512i h23 = _mm512_inserti64x4(_mm512_castsi256_si512(qh), _mm256_srli_epi16(qh, 2), 1);
-      const __m512i v[2] = {_mm512_or_si512(_mm512_and_si512(ql, low4), _mm512_and_si512(h01, top2)),
-                            _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), low4), _mm512_and_si512(h23, top2))};
+      __m512i v[2];
+      simd::q6_k_half_values(block, h, v[0], v[1]);
       for (int c = 0; c < 2; ++c) {
         const int i = 2 * h + c;  // chunk: elements 64i .. 64i + 63 of the block
         __m512i d = avx512::dot_u8s8<true>(_mm512_setzero_si512(), v[c], _mm512_loadu_si512(qb + 64 * i));

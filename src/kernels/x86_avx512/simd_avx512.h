@@ -13,6 +13,21 @@
 
 namespace lowbit::simd {
 
+// The 128 6-bit values (0..63) of half-block h of a Q6_K block (quant/q6_k.h's
+// layout) as bytes: lo = values 0-63, hi = values 64-127. One 64-byte load of
+// ql gives the low nibbles of 0-63 and the high nibbles of 64-127; qh's 32
+// bytes, shifted by 0/2 and 4/6 into the two 256-bit halves, give their top 2 bits.
+inline void q6_k_half_values(const uint8_t* block, int h, __m512i& lo, __m512i& hi) {
+  const __m512i low4 = _mm512_set1_epi8(0x0f), top2 = _mm512_set1_epi8(0x30);
+  const __m512i ql = _mm512_loadu_si512(block + 64 * h);
+  const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 128 + 32 * h));
+  // (qh >> s) << 4 = qh << (4 - s) for s = 0, 2; then >> for s = 4, 6.
+  const __m512i h01 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_slli_epi16(qh, 4)), _mm256_slli_epi16(qh, 2), 1);
+  const __m512i h23 = _mm512_inserti64x4(_mm512_castsi256_si512(qh), _mm256_srli_epi16(qh, 2), 1);
+  lo = _mm512_or_si512(_mm512_and_si512(ql, low4), _mm512_and_si512(h01, top2));
+  hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), low4), _mm512_and_si512(h23, top2));
+}
+
 struct Avx512 {
   using V = __m512;
   static constexpr int kLanes = 16;
@@ -90,21 +105,13 @@ struct Avx512 {
   static float reduce_add(V a) { return _mm512_reduce_add_ps(a); }
   static float reduce_max(V a) { return _mm512_reduce_max_ps(a); }
 
-  // A Q6_K super-block's 256 6-bit values into bytes (quant/q6_k.h's layout),
-  // 64 at a time: per half-block one 64-byte load of ql gives the low nibbles
-  // of values 0-63 and the high nibbles of 64-127; qh's 32 bytes, shifted by
-  // 0/2 and 4/6 into the two 256-bit halves, give their top 2 bits.
+  // A Q6_K super-block's 256 6-bit values into bytes (q6_k_half_values).
   static void unpack_q6_k(const uint8_t* block, uint8_t* v /* [256] */) {
-    const __m512i low4 = _mm512_set1_epi8(0x0f), top2 = _mm512_set1_epi8(0x30);
     for (int h = 0; h < 2; ++h) {
-      const __m512i ql = _mm512_loadu_si512(block + 64 * h);
-      const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 128 + 32 * h));
-      // (qh >> s) << 4 = qh << (4 - s) for s = 0, 2; then >> for s = 4, 6.
-      const __m512i h01 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_slli_epi16(qh, 4)), _mm256_slli_epi16(qh, 2), 1);
-      const __m512i h23 = _mm512_inserti64x4(_mm512_castsi256_si512(qh), _mm256_srli_epi16(qh, 2), 1);
-      _mm512_storeu_si512(v + 128 * h, _mm512_or_si512(_mm512_and_si512(ql, low4), _mm512_and_si512(h01, top2)));
-      _mm512_storeu_si512(v + 128 * h + 64,
-                          _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), low4), _mm512_and_si512(h23, top2)));
+      __m512i lo, hi;
+      q6_k_half_values(block, h, lo, hi);
+      _mm512_storeu_si512(v + 128 * h, lo);
+      _mm512_storeu_si512(v + 128 * h + 64, hi);
     }
   }
 };
