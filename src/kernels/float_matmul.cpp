@@ -1,10 +1,10 @@
 #include "kernels/float_matmul.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "core/error.h"
 #include "kernels/float_tile_dots.h"
+#include "kernels/owned_rows.h"
 
 namespace lowbit {
 
@@ -20,16 +20,8 @@ class FloatMatmul final : public Matmul {
         name_(w.name),
         dots_(dots),
         row_bytes_(ggml_row_bytes(w.type, w.cols)),
-        weights_(static_cast<size_t>(row_bytes_ * w.rows)),
-        kernel_name_(kernel_name) {
-    // The file's layout is already the kernel's, but a copy in memory we own
-    // sits on huge pages: streamed from the file's 4 KiB pages, the head ran
-    // ~1.4x slower per byte (TLB misses), and the mapping can then be dropped.
-    pool.parallel_for(w.rows, 1024, [&](int64_t begin, int64_t end, int) {
-      std::memcpy(weights_.data() + begin * row_bytes_, w.data + begin * row_bytes_,
-                  static_cast<size_t>((end - begin) * row_bytes_));
-    });
-  }
+        weights_(copy_rows(w, row_bytes_, pool)),
+        kernel_name_(kernel_name) {}
 
   std::string kernel_name() const override { return kernel_name_; }
   bool uses_int8_activations() const override { return false; }

@@ -1,9 +1,9 @@
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "core/aligned_buffer.h"
 #include "core/error.h"
+#include "kernels/owned_rows.h"
 #include "kernels/q6_k_q8k.h"
 #include "quant/q6_k.h"
 
@@ -17,13 +17,7 @@ class Q6KQ8KMatmul final : public Matmul {
       : Matmul(w.rows, w.cols),
         name_(w.name),
         row_bytes_(ggml_row_bytes(w.type, w.cols)),
-        weights_(static_cast<size_t>(row_bytes_ * w.rows)) {
-    // As the f16 family: a copy we own sits on huge pages, and the file's pages can go.
-    pool.parallel_for(w.rows, 1024, [&](int64_t begin, int64_t end, int) {
-      std::memcpy(weights_.data() + begin * row_bytes_, w.data + begin * row_bytes_,
-                  static_cast<size_t>((end - begin) * row_bytes_));
-    });
-  }
+        weights_(copy_rows(w, row_bytes_, pool)) {}
 
   std::string kernel_name() const override { return "q6_k_q8k/avx512-vnni"; }
   // It quantizes in.x() itself, per block of 256 (not the per-token int8 of in.q()).

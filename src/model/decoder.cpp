@@ -154,7 +154,8 @@ void Decoder::eval_batch(const int32_t* tokens, int64_t n, float* logits, bool a
   }
   end_stage(P::kOther);
   const auto gate_fn = c.ffn_act == FfnActivation::Silu ? ops_.silu_gate : ops_.relu2_gate;
-  const auto bytes = [](const Linear& l) { return l.matmul->weight_bytes(); };
+  // Weight bytes per stage, only for a profile.
+  const auto bytes = [&](const Linear& l) { return profile_ != nullptr ? l.matmul->weight_bytes() : 0; };
 
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const LayerWeights& L = model_.layers()[static_cast<size_t>(l)];

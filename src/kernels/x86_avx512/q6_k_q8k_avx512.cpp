@@ -3,11 +3,6 @@
 // vpdpbusd with its 64 activations. Lane l of chunk i then holds the dot of 4
 // values of sub-block 4i + l/4: subtract 32 x their activation sum, multiply
 // by the sub-block's scale, add up the block exactly, then scale in float.
-// GCC 12's AVX-512 headers trip -W(maybe-)uninitialized on their own
-// _mm512_undefined_*() placeholders (GCC bug 105593); nothing here reads them.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-
 #include <immintrin.h>
 
 #include <cstring>
