@@ -30,11 +30,8 @@ class FloatMatmul final : public Matmul {
   void forward(const ActivationBatch& in, float* y, ThreadPool& pool) const override {
     if (in.k() != cols_) fail("tensor ", name_, ": input has ", in.k(), " features, matrix has ", cols_);
     const int64_t tiles = (rows_ + kFloatTileRows - 1) / kFloatTileRows;
-    // Many chunks per thread: dynamic balance across fast and slow cores. At
-    // most 64 tiles (1.3 MB of an F16 head row set at K = 2560, ~30 us): a
-    // sixteenth of a 128256-row head was 20 MB, and the thread that finished
-    // first could wait half a millisecond for the other's last chunk.
-    const int64_t chunk = std::clamp<int64_t>(tiles / (16 * pool.size()), 1, 64);
+    // Many chunks per thread: dynamic balance across fast and slow cores.
+    const int64_t chunk = std::max<int64_t>(1, tiles / (16 * pool.size()));
     pool.parallel_for(tiles, chunk, [&](int64_t begin, int64_t end, int) {
       for (int64_t tile = begin; tile < end; ++tile) {
         const int64_t r0 = tile * kFloatTileRows;

@@ -30,15 +30,19 @@ uint64_t read_sum_portable(const uint8_t* p, size_t bytes) {
 
 }  // namespace
 
+uint64_t read_every_byte(const uint8_t* p, size_t bytes) {
+  static const auto read_sum = [] {
+    const CpuFeatures& cpu = cpu_features();
+    return cpu.has_avx512_level() ? read_sum_avx512 : cpu.has_avx2_level() ? read_sum_avx2 : read_sum_portable;
+  }();
+  return read_sum(p, bytes);
+}
+
 double measure_read_bandwidth_gbps(ThreadPool& pool, int threads, size_t bytes, int repeats) {
   threads = std::clamp(threads, 1, pool.size());
   bytes = bytes / (4096 * threads) * (4096 * threads);
   AlignedBuffer<uint8_t> buf(bytes);
   for (size_t i = 0; i < bytes; i += 64) buf[i] = static_cast<uint8_t>(i >> 6);  // touch every page
-  const CpuFeatures& cpu = cpu_features();
-  const auto read_sum = cpu.has_avx512_level() ? read_sum_avx512
-                        : cpu.has_avx2_level()  ? read_sum_avx2
-                                                : read_sum_portable;
   const size_t per_thread = bytes / threads;
   volatile uint64_t sink = 0;
   double best = 0;
@@ -47,7 +51,7 @@ double measure_read_bandwidth_gbps(ThreadPool& pool, int threads, size_t bytes, 
     pool.run_on_all([&](int t, int) {
       if (t >= threads) return;
       const uint8_t* p = buf.data() + per_thread * t;
-      sink = sink + read_sum(p, per_thread);
+      sink = sink + read_every_byte(p, per_thread);
     });
     const double dt = now_seconds() - t0;
     best = std::max(best, static_cast<double>(bytes) / dt / 1e9);

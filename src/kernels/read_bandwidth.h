@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "core/thread_pool.h"
 
@@ -12,5 +13,9 @@ namespace lowbit {
 // GB/s (1e9 bytes per second), best of `repeats` passes over `bytes` bytes
 // read by `threads` threads of the pool (threads <= pool.size()).
 double measure_read_bandwidth_gbps(ThreadPool& pool, int threads, size_t bytes = size_t{1} << 30, int repeats = 5);
+
+// Loads every byte of p[0, bytes) once with the widest loads the CPU has (a
+// multiple of 128 bytes is read); returns a value that depends on all of them.
+uint64_t read_every_byte(const uint8_t* p, size_t bytes);
 
 }  // namespace lowbit

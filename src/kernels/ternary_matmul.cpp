@@ -23,10 +23,8 @@ void TernaryMatmul::forward(const ActivationBatch& in, float* y, ThreadPool& poo
   if (in.k() != cols_) fail("tensor ", tensor_name_, ": input has ", in.k(), " features, matrix has ", cols_);
   in.quantize(pool);
   prepare(in, pool);
-  // Chunks of at most 4 tiles (~40 KB of codes at K = 2560): a thread that
-  // finishes its share early then waits at most about a microsecond for the
-  // other's last chunk. Taking one from the thread's own counter is cheap.
-  const int64_t chunk = std::clamp<int64_t>(tiles_ / (8 * pool.size()), 1, 4);
+  // A few chunks per thread: dynamic balance without many atomic round trips.
+  const int64_t chunk = std::max<int64_t>(1, tiles_ / (8 * pool.size()));
   pool.parallel_for(tiles_, chunk, [&](int64_t begin, int64_t end, int) {
     int32_t dots[kMaxDotsPerCall];  // [tokens][tile_rows]
     for (int64_t tile = begin; tile < end; ++tile) {

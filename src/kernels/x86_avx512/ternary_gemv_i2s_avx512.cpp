@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "kernels/i2s_tile_dots.h"
-#include "kernels/vnni4_layout.h"
 #include "kernels/x86_avx512/int8_dot_avx512.h"
 
 // The small loops over tokens and bit pairs must unroll, or their
@@ -25,10 +24,14 @@ namespace {
 // fits). Each accumulator holds a single power of 4, so the final shift right
 // is exact. This saves the 3 shifts per line that bound the 1-token loop.
 //
-// One token: masks 0x03, 0x0C, 0x30, 0xC0 (scales 1, 4, 16, 64), no shifts at
-// all, 4 accumulators per line and two lines in flight (8 in all).
-// |acc| <= 64 x 2 x 128 x K/4 = 2^13 K: int32 holds it for K < 2^18 with room
-// to spare; longer rows take the 2-accumulator loop.
+// One token: 4 accumulators, masks 0x03, 0x0C, 0x30, 0xC0 (scales 1, 4, 16, 64),
+// no shifts at all. |acc| <= 64 x 2 x 128 x K/4 = 2^13 K: int32 holds it for
+// K < 2^18 with room to spare; longer rows take the 2-accumulator loop.
+// Four chains of a 4-cycle vpdpbusd hold this loop to ~3.8 cycles per line
+// (~58 GB/s of codes per core at 3.45 GHz, above a core's share of DRAM here).
+// Eight chains (two lines per iteration) took 2.5 cycles per line from L1,
+// yet 2B-4T decode ran 3-8% slower with them in 12 alternated runs, as it did
+// with a 4 KiB software prefetch added; both were reverted (performance.md).
 // More tokens: 2 accumulators each, so one shift by 4 per line (shared by the
 // tokens) brings bits 4-7 down; masks 0x03 and 0x0C then give scales 1 and 4.
 inline constexpr int64_t kMaxGroupsOneToken = (int64_t{1} << 18) / 16;
@@ -37,34 +40,23 @@ inline constexpr int64_t kMaxGroupsOneToken = (int64_t{1} << 18) / 16;
 // trips -Wuninitialized inside its own header).
 inline __m512i exact_shift_right(__m512i a, unsigned n) { return _mm512_maskz_srai_epi32(0xFFFF, a, n); }
 
-// One line's 4 masked dots into a[0..3].
-template <bool kVnni>
-inline void masked_line_dots(const uint8_t* line_ptr, const int8_t* qg, __m512i* a) {
-  const __m512i line = _mm512_load_si512(line_ptr);
-  a[0] = dot_u8s8<kVnni>(a[0], _mm512_and_si512(line, _mm512_set1_epi8(0x03)), broadcast4(qg));
-  a[1] = dot_u8s8<kVnni>(a[1], _mm512_and_si512(line, _mm512_set1_epi8(0x0C)), broadcast4(qg + 4));
-  a[2] = dot_u8s8<kVnni>(a[2], _mm512_and_si512(line, _mm512_set1_epi8(0x30)), broadcast4(qg + 8));
-  a[3] = dot_u8s8<kVnni>(a[3], _mm512_and_si512(line, _mm512_set1_epi8(static_cast<char>(0xC0))), broadcast4(qg + 12));
-}
-
-// Two lines per iteration into two sets of 4 accumulators: vpdpbusd has a
-// 4-cycle latency and (Zen 5) a throughput of 2 per cycle, so 4 chains held
-// the loop to one line per 4 cycles (3.8 measured, ~58 GB/s of codes per core
-// at 3.45 GHz); with 8 chains it takes 2.5 cycles per line from L1.
 template <bool kVnni>
 void tile_dots_1(const uint8_t* tile, int64_t groups, const int8_t* q, int32_t* out) {
-  __m512i a[8];
-  for (auto& v : a) v = _mm512_setzero_si512();
-  int64_t g = 0;
-  for (; g + 2 <= groups; g += 2) {
-    _mm_prefetch(reinterpret_cast<const char*>(tile + 64 * g + kVnni4PrefetchBytes), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(tile + 64 * g + 64 + kVnni4PrefetchBytes), _MM_HINT_T0);
-    masked_line_dots<kVnni>(tile + 64 * g, q + 16 * g, a);
-    masked_line_dots<kVnni>(tile + 64 * g + 64, q + 16 * g + 16, a + 4);
+  const __m512i m0 = _mm512_set1_epi8(0x03), m1 = _mm512_set1_epi8(0x0C);
+  const __m512i m2 = _mm512_set1_epi8(0x30), m3 = _mm512_set1_epi8(static_cast<char>(0xC0));
+  __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+  for (int64_t g = 0; g < groups; ++g) {
+    const __m512i line = _mm512_load_si512(tile + 64 * g);
+    const int8_t* qg = q + 16 * g;
+    a0 = dot_u8s8<kVnni>(a0, _mm512_and_si512(line, m0), broadcast4(qg));
+    a1 = dot_u8s8<kVnni>(a1, _mm512_and_si512(line, m1), broadcast4(qg + 4));
+    a2 = dot_u8s8<kVnni>(a2, _mm512_and_si512(line, m2), broadcast4(qg + 8));
+    a3 = dot_u8s8<kVnni>(a3, _mm512_and_si512(line, m3), broadcast4(qg + 12));
   }
-  if (g < groups) masked_line_dots<kVnni>(tile + 64 * g, q + 16 * g, a);
-  const auto part = [&](int v) { return exact_shift_right(_mm512_add_epi32(a[v], a[4 + v]), static_cast<unsigned>(2 * v)); };
-  _mm512_storeu_si512(out, _mm512_add_epi32(_mm512_add_epi32(part(0), part(1)), _mm512_add_epi32(part(2), part(3))));
+  __m512i sum = _mm512_add_epi32(a0, exact_shift_right(a1, 2));
+  sum = _mm512_add_epi32(sum, exact_shift_right(a2, 4));
+  sum = _mm512_add_epi32(sum, exact_shift_right(a3, 6));
+  _mm512_storeu_si512(out, sum);
 }
 
 template <bool kVnni, int kTokens>

@@ -1,0 +1,109 @@
+// The I2_S matrices of a BitNet 2B-4T decode step (30 layers x q, k, v, o,
+// gate, up, down; 0.52 GB), each GEMV cold from DRAM as in decode, for the
+// kernels that run them, next to a plain read of same-sized buffers split the
+// same way. The variants take turns pass by pass in one process, so the
+// counters compare them under the same memory conditions (this shared host's
+// bandwidth moves by 20-30% between minutes). Counters: GB/s of weights per
+// variant (median pass), and each kernel as a share of the plain read.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/aligned_buffer.h"
+#include "core/cpu_features.h"
+#include "core/rng.h"
+#include "core/thread_pool.h"
+#include "core/timer.h"
+#include "kernels/dispatch.h"
+#include "kernels/read_bandwidth.h"
+#include "quant/i2s.h"
+
+namespace lowbit {
+namespace {
+
+struct Shape {
+  int64_t n, k;
+};
+constexpr int kLayers = 30;
+constexpr Shape kLayerShapes[] = {{2560, 2560}, {640, 2560}, {640, 2560}, {2560, 2560},
+                                  {6912, 2560}, {6912, 2560}, {2560, 6912}};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Reads every byte once, in chunks of 40 KiB taken from the pool (the GEMVs
+// take 4 tiles, 40 KiB at K = 2560).
+uint64_t read_region(const uint8_t* p, int64_t bytes, ThreadPool& pool) {
+  constexpr int64_t kChunk = 40 << 10;
+  std::vector<uint64_t> sums(static_cast<size_t>(pool.size()), 0);
+  pool.parallel_for((bytes + kChunk - 1) / kChunk, 1, [&](int64_t b, int64_t e, int t) {
+    const int64_t end = std::min(e * kChunk, bytes);
+    sums[static_cast<size_t>(t)] ^= read_every_byte(p + b * kChunk, static_cast<size_t>(end - b * kChunk));
+  });
+  uint64_t s = 0;
+  for (uint64_t v : sums) s ^= v;
+  return s;
+}
+
+void BM_DecodeChainI2sMatrices(benchmark::State& state) {
+  if (!cpu_features().has_avx2_level()) return state.SkipWithError("needs AVX2");
+  const int threads = static_cast<int>(state.range(0));
+  const std::vector<std::string> kernels = {"i2s", "int2"};
+  ThreadPool pool(threads);
+  Rng rng(1);
+  std::vector<std::vector<std::unique_ptr<Matmul>>> mats(kernels.size());
+  std::vector<AlignedBuffer<uint8_t>> plain;
+  double bytes_per_pass = 0;
+  {
+    HugePageScope huge_pages;
+    for (int l = 0; l < kLayers; ++l)
+      for (const Shape& s : kLayerShapes) {
+        std::vector<int8_t> t(static_cast<size_t>(s.n * s.k));
+        for (auto& v : t) v = static_cast<int8_t>(static_cast<int>(rng.below(3)) - 1);
+        std::vector<uint8_t> i2s(static_cast<size_t>(s.n * s.k / 4 + kI2STrailerBytes));
+        pack_i2s(t.data(), s.n * s.k, 1.0f, i2s.data());
+        for (size_t i = 0; i < kernels.size(); ++i)
+          mats[i].push_back(make_matmul({"chain", GgmlType::I2_S, s.n, s.k, i2s.data()}, kernels[i], pool));
+        plain.emplace_back(static_cast<size_t>(s.n * s.k / 4));
+        for (size_t i = 0; i < plain.back().size(); i += 64) plain.back()[i] = static_cast<uint8_t>(i);
+        bytes_per_pass += static_cast<double>(s.n * s.k) / 4;
+      }
+  }
+  std::vector<float> x(6912), y(6912);
+  for (auto& v : x) v = static_cast<float>(rng.below(1000)) / 500.0f - 1.0f;
+  ActivationBatch in(1, 6912);
+  std::vector<std::vector<double>> gbps(kernels.size() + 1);  // [plain read, kernels...]
+  uint64_t sink = 0;
+  for (auto _ : state) {
+    double t0 = now_seconds();
+    for (const auto& b : plain) sink ^= read_region(b.data(), static_cast<int64_t>(b.size()), pool);
+    gbps[0].push_back(bytes_per_pass / (now_seconds() - t0) / 1e9);
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      double weight_bytes = 0;
+      t0 = now_seconds();
+      for (const auto& m : mats[i]) {
+        in.set(x.data(), 1, m->cols());
+        m->forward(in, y.data(), pool);
+        weight_bytes += static_cast<double>(m->weight_bytes());
+      }
+      gbps[i + 1].push_back(weight_bytes / (now_seconds() - t0) / 1e9);
+    }
+  }
+  benchmark::DoNotOptimize(sink);
+  const double read = median(gbps[0]);
+  state.counters["read_GBps"] = read;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const double g = median(gbps[i + 1]);
+    state.counters[kernels[i] + "_GBps"] = g;
+    state.counters[kernels[i] + "_of_read"] = g / read;
+  }
+}
+BENCHMARK(BM_DecodeChainI2sMatrices)->Arg(1)->Arg(2)->Iterations(30)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace lowbit
