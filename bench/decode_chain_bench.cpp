@@ -1,13 +1,15 @@
 // The I2_S matrices of a BitNet 2B-4T decode step (30 layers x q, k, v, o,
 // gate, up, down; 0.52 GB), each GEMV cold from DRAM as in decode, for the
 // kernels that run them, next to a plain read of same-sized buffers split the
-// same way. The variants take turns pass by pass in one process, so the
+// same way, and i2s once more with q, k, v and gate, up sharing a region
+// (forward_together, as the decoder runs them). The variants take turns pass by pass in one process, so the
 // counters compare them under the same memory conditions (this shared host's
 // bandwidth moves by 20-30% between minutes). Counters: GB/s of weights per
 // variant (median pass), and each kernel as a share of the plain read.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -74,10 +76,10 @@ void BM_DecodeChainI2sMatrices(benchmark::State& state) {
         bytes_per_pass += static_cast<double>(s.n * s.k) / 4;
       }
   }
-  std::vector<float> x(6912), y(6912);
+  std::vector<float> x(6912), y(6912 * 2);  // room for gate and up side by side
   for (auto& v : x) v = static_cast<float>(rng.below(1000)) / 500.0f - 1.0f;
   ActivationBatch in(1, 6912);
-  std::vector<std::vector<double>> gbps(kernels.size() + 1);  // [plain read, kernels...]
+  std::vector<std::vector<double>> gbps(kernels.size() + 2);  // [plain read, kernels..., i2s together]
   uint64_t sink = 0;
   for (auto _ : state) {
     double t0 = now_seconds();
@@ -93,6 +95,22 @@ void BM_DecodeChainI2sMatrices(benchmark::State& state) {
       }
       gbps[i + 1].push_back(weight_bytes / (now_seconds() - t0) / 1e9);
     }
+    // i2s again, with q, k, v and gate, up each in one region, as the decoder runs them.
+    t0 = now_seconds();
+    for (size_t l = 0; l < mats[0].size(); l += std::size(kLayerShapes)) {
+      const auto* m = &mats[0][l];
+      const Matmul* qkv[] = {m[0].get(), m[1].get(), m[2].get()};
+      const Matmul* gate_up[] = {m[4].get(), m[5].get()};
+      float* const ys3[] = {y.data(), y.data() + 2560, y.data() + 3200};
+      float* const ys2[] = {y.data(), y.data() + 6912};
+      in.set(x.data(), 1, 2560);
+      forward_together(qkv, in, ys3, pool);
+      m[3]->forward(in, y.data(), pool);
+      forward_together(gate_up, in, ys2, pool);
+      in.set(x.data(), 1, 6912);
+      m[6]->forward(in, y.data(), pool);
+    }
+    gbps.back().push_back(bytes_per_pass / (now_seconds() - t0) / 1e9);
   }
   benchmark::DoNotOptimize(sink);
   const double read = median(gbps[0]);
@@ -102,6 +120,7 @@ void BM_DecodeChainI2sMatrices(benchmark::State& state) {
     state.counters[kernels[i] + "_GBps"] = g;
     state.counters[kernels[i] + "_of_read"] = g / read;
   }
+  state.counters["i2s_together_of_i2s"] = median(gbps.back()) / median(gbps[1]);
 }
 BENCHMARK(BM_DecodeChainI2sMatrices)->Arg(1)->Arg(2)->Iterations(30)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -20,28 +20,34 @@ TernaryMatmul::TernaryMatmul(const WeightView& w, std::string name, float scale,
 }
 
 void TernaryMatmul::forward(const ActivationBatch& in, float* y, ThreadPool& pool) const {
+  prepare_units(in, pool);
+  // A few chunks per thread: dynamic balance without many atomic round trips.
+  const int64_t chunk = std::max<int64_t>(1, tiles_ / (8 * pool.size()));
+  pool.parallel_for(tiles_, chunk, [&](int64_t begin, int64_t end, int) { forward_units(in, y, begin, end); });
+}
+
+void TernaryMatmul::prepare_units(const ActivationBatch& in, ThreadPool& pool) const {
   if (in.k() != cols_) fail("tensor ", tensor_name_, ": input has ", in.k(), " features, matrix has ", cols_);
   in.quantize(pool);
   prepare(in, pool);
-  // A few chunks per thread: dynamic balance without many atomic round trips.
-  const int64_t chunk = std::max<int64_t>(1, tiles_ / (8 * pool.size()));
-  pool.parallel_for(tiles_, chunk, [&](int64_t begin, int64_t end, int) {
-    int32_t dots[kMaxDotsPerCall];  // [tokens][tile_rows]
-    for (int64_t tile = begin; tile < end; ++tile) {
-      const int64_t r0 = tile * tile_rows_;
-      const int64_t rows = std::min<int64_t>(tile_rows_, rows_ - r0);
-      for (int64_t t0 = 0; t0 < in.tokens(); t0 += max_tokens_) {
-        const int tokens = static_cast<int>(std::min<int64_t>(max_tokens_, in.tokens() - t0));
-        tile_dots(tile, in, t0, tokens, dots);
-        for (int t = 0; t < tokens; ++t) {
-          // x 1.0f is exact: exact kernels keep the ref's float operations.
-          const float inv = scale_ / in.scale()[t0 + t] * dot_unit(t0 + t);
-          float* yt = y + (t0 + t) * rows_ + r0;
-          for (int64_t r = 0; r < rows; ++r) yt[r] = static_cast<float>(dots[t * tile_rows_ + r]) * inv;
-        }
+}
+
+void TernaryMatmul::forward_units(const ActivationBatch& in, float* y, int64_t begin, int64_t end) const {
+  int32_t dots[kMaxDotsPerCall];  // [tokens][tile_rows]
+  for (int64_t tile = begin; tile < end; ++tile) {
+    const int64_t r0 = tile * tile_rows_;
+    const int64_t rows = std::min<int64_t>(tile_rows_, rows_ - r0);
+    for (int64_t t0 = 0; t0 < in.tokens(); t0 += max_tokens_) {
+      const int tokens = static_cast<int>(std::min<int64_t>(max_tokens_, in.tokens() - t0));
+      tile_dots(tile, in, t0, tokens, dots);
+      for (int t = 0; t < tokens; ++t) {
+        // x 1.0f is exact: exact kernels keep the ref's float operations.
+        const float inv = scale_ / in.scale()[t0 + t] * dot_unit(t0 + t);
+        float* yt = y + (t0 + t) * rows_ + r0;
+        for (int64_t r = 0; r < rows; ++r) yt[r] = static_cast<float>(dots[t * tile_rows_ + r]) * inv;
       }
     }
-  });
+  }
 }
 
 }  // namespace lowbit

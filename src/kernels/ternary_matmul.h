@@ -17,6 +17,9 @@ class TernaryMatmul : public Matmul {
   std::string kernel_name() const override { return name_; }
   bool uses_int8_activations() const override { return true; }
   void forward(const ActivationBatch& in, float* y, ThreadPool& pool) const override;
+  int64_t work_units() const override { return tiles_; }  // tiles of tile_rows rows
+  void prepare_units(const ActivationBatch& in, ThreadPool& pool) const override;
+  void forward_units(const ActivationBatch& in, float* y, int64_t begin, int64_t end) const override;
 
   // Upper bound of tile_rows * max_tokens: the dots of one call live on the stack.
   static constexpr int kMaxDotsPerCall = 1024;

@@ -83,6 +83,15 @@ void Decoder::matmul(const Linear& l, const ActivationBatch& in, float* y) {
   if (l.out_scale != 1.0f) ops_.scale(y, in.tokens() * l.matmul->rows(), l.out_scale);
 }
 
+template <size_t N>
+void Decoder::matmuls(const Linear* const (&ls)[N], const ActivationBatch& in, float* const (&ys)[N]) {
+  std::array<const Matmul*, N> ms;
+  for (size_t i = 0; i < N; ++i) ms[i] = ls[i]->matmul.get();
+  forward_together(ms, in, ys, pool_);
+  for (size_t i = 0; i < N; ++i)
+    if (ls[i]->out_scale != 1.0f) ops_.scale(ys[i], in.tokens() * ls[i]->matmul->rows(), ls[i]->out_scale);
+}
+
 void Decoder::rms_norm_rows(const float* x, const float* weight, int64_t n, int64_t dim, float* out) {
   const float eps = model_.config().rms_eps;
   pool_.parallel_for(n, 1, [&](int64_t begin, int64_t end, int) {
@@ -163,9 +172,7 @@ void Decoder::eval_batch(const int32_t* tokens, int64_t n, float* logits, bool a
     rms_norm_rows(x, L.attn_norm.data(), n, D, xn);
     act_.set(xn, n, D);
     end_stage(P::kNorms);
-    matmul(L.wq, act_, q_.data());
-    matmul(L.wk, act_, k_.data());
-    matmul(L.wv, act_, v_.data());
+    matmuls({&L.wq, &L.wk, &L.wv}, act_, {q_.data(), k_.data(), v_.data()});
     end_stage(P::kQkv, bytes(L.wq) + bytes(L.wk) + bytes(L.wv));
     store_kv(l, n);
     attention(l, n);
@@ -181,8 +188,7 @@ void Decoder::eval_batch(const int32_t* tokens, int64_t n, float* logits, bool a
     rms_norm_rows(x, L.ffn_norm.data(), n, D, xn);
     act_.set(xn, n, D);
     end_stage(P::kNorms);
-    matmul(L.w_gate, act_, gate_.data());
-    matmul(L.w_up, act_, up_.data());
+    matmuls({&L.w_gate, &L.w_up}, act_, {gate_.data(), up_.data()});
     end_stage(P::kGateUp, bytes(L.w_gate) + bytes(L.w_up));
     pool_.parallel_for(n, 1, [&](int64_t begin, int64_t end, int) {
       for (int64_t t = begin; t < end; ++t) {

@@ -3,6 +3,7 @@
 // allocation in the token loop).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -47,6 +48,9 @@ class Decoder {
  private:
   void eval_batch(const int32_t* tokens, int64_t n, float* logits, bool all_logits);
   void matmul(const Linear& l, const ActivationBatch& in, float* y);
+  // Matrices that read the same input, in one parallel region where their kernels allow.
+  template <size_t N>
+  void matmuls(const Linear* const (&ls)[N], const ActivationBatch& in, float* const (&ys)[N]);
   // Closes the stage that started at stage_start_ (a no-op without a profile).
   void end_stage(DecodeProfile::Stage stage, int64_t bytes = 0);
   // out[t] = rms_norm(x[t]) for n tokens of `dim` floats, on the pool.

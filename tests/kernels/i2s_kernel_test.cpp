@@ -156,8 +156,16 @@ TEST(I2sKernel, ExtremeActivationsBitwise) {
   }
   const auto expect = run(*make_reference_matmul(w), x, tokens, pool);
   EXPECT_FLOAT_EQ(expect[2 * n], 2.5f * k * 1e30f);
-  for (const auto& isa : isa_variants())
-    expect_bitwise_equal(run(*make_matmul(w, "i2s", pool, isa.cpu), x, tokens, pool), expect, isa.name);
+  for (const auto& isa : isa_variants()) {
+    const auto m = make_matmul(w, "i2s", pool, isa.cpu);
+    expect_bitwise_equal(run(*m, x, tokens, pool), expect, isa.name);
+    // Each token alone too: one token takes its own loop.
+    for (int64_t tk = 0; tk < tokens; ++tk) {
+      const std::vector<float> xt(x.begin() + tk * k, x.begin() + (tk + 1) * k);
+      const std::vector<float> et(expect.begin() + tk * n, expect.begin() + (tk + 1) * n);
+      expect_bitwise_equal(run(*m, xt, 1, pool), et, isa.name + " token " + std::to_string(tk) + " alone");
+    }
+  }
 }
 
 // TQ1_0 / TQ2_0 with one d per tensor: the integer dot is exact, then one
@@ -214,25 +222,27 @@ TEST(I2sKernel, BlockFormatWithTwoScalesIsRefused) {
 // other F16 (an embedding) is refused.
 TEST(I2sKernel, F16TernaryOnlyWhenForced) {
   ThreadPool pool(2);
-  const int64_t n = 19, k = 100, tokens = 2;  // K of no block size at all
+  const int64_t n = 19, k = 100;  // K of no block size at all
   const float s = 0.375f;
   const auto t = random_ternary(n, k, 9);
   const auto bytes = encode_ternary(GgmlType::F16, t, n, k, s);
   const WeightView w{"f16", GgmlType::F16, n, k, bytes.data()};
   const std::string chosen = make_matmul(w, "auto", pool)->kernel_name();
   EXPECT_TRUE(chosen.rfind("i2s/", 0) != 0 && chosen.rfind("tl", 0) != 0) << chosen;
-  const auto x = random_activations(tokens, k, 4);
-  ActivationBatch in(tokens, k);
-  in.set(x.data(), tokens, k);
-  in.quantize(pool);
-  for (const auto& isa : isa_variants()) {
-    const auto m = make_matmul(w, "i2s", pool, isa.cpu);
-    ASSERT_EQ(m->kernel_name(), "i2s/" + isa.name);
-    const auto y = run(*m, x, tokens, pool);
-    for (int64_t tk = 0; tk < tokens; ++tk)
-      for (int64_t r = 0; r < n; ++r)
-        ASSERT_EQ(y[tk * n + r], static_cast<float>(ternary_dot(t.data() + r * k, in.q() + tk * in.k_padded(), k)) *
-                                     (s / in.scale()[tk]));
+  for (const int64_t tokens : {1, 2}) {  // one token takes its own loop
+    const auto x = random_activations(tokens, k, 4);
+    ActivationBatch in(tokens, k);
+    in.set(x.data(), tokens, k);
+    in.quantize(pool);
+    for (const auto& isa : isa_variants()) {
+      const auto m = make_matmul(w, "i2s", pool, isa.cpu);
+      ASSERT_EQ(m->kernel_name(), "i2s/" + isa.name);
+      const auto y = run(*m, x, tokens, pool);
+      for (int64_t tk = 0; tk < tokens; ++tk)
+        for (int64_t r = 0; r < n; ++r)
+          ASSERT_EQ(y[tk * n + r], static_cast<float>(ternary_dot(t.data() + r * k, in.q() + tk * in.k_padded(), k)) *
+                                       (s / in.scale()[tk]));
+    }
   }
   auto not_ternary = bytes;
   not_ternary[7 * 2] = 0x11;  // some other value
