@@ -184,6 +184,17 @@ void Model::load_gguf(const LoadOptions& options, ThreadPool& pool) {
     return l;
   };
 
+  // Every tensor's pages, after each layer and at the end: dropping a tensor's
+  // own range (in `linear`) leaves what the kernel mapped around it (fault-
+  // around and large page-cache folios reach into neighbours already dropped)
+  // and the small tensors read in place (norms, scales). Measured on the
+  // 2B-4T dummy with a Q8_0 head: 140 MB of file pages left resident, peak
+  // RSS file + 20% instead of + 11%. Safe as drop_file_pages is.
+  const uint8_t* const data_section = emb.data - emb.offset;
+  const auto drop_all_file_pages = [&] {
+    drop_file_pages(data_section, static_cast<int64_t>(f.file_size() - f.data_offset()));
+  };
+
   const int64_t D = c.n_embd, Q = c.q_dim(), KV = c.kv_dim(), F = c.n_ff;
   // The head first: while a matrix is repacked its file pages and its copy are
   // both resident, so the peak is lowest when the largest goes before the rest.
@@ -211,8 +222,10 @@ void Model::load_gguf(const LoadOptions& options, ThreadPool& pool) {
       L.attn_sub_norm = read_vector(f, b + "attn_sub_norm.weight", Q);
       L.ffn_sub_norm = read_vector(f, b + "ffn_sub_norm.weight", F);
     }
+    drop_all_file_pages();
   }
   output_norm_ = read_vector(f, "output_norm.weight", D);
+  drop_all_file_pages();
 }
 
 void Model::load_llama2c(const LoadOptions& options, ThreadPool& pool) {
