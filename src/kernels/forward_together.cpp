@@ -10,7 +10,7 @@ void forward_together(std::span<const Matmul* const> ms, const ActivationBatch& 
                       ThreadPool& pool) {
   if (ms.size() != ys.size()) fail("forward_together: ", ms.size(), " matrices but ", ys.size(), " outputs");
   const bool units = std::all_of(ms.begin(), ms.end(), [](const Matmul* m) { return m->work_units() > 0; });
-  if (!units || ms.size() == 1) {
+  if (!units) {
     for (size_t i = 0; i < ms.size(); ++i) ms[i]->forward(in, ys[i], pool);
     return;
   }

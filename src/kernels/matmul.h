@@ -94,8 +94,10 @@ class Matmul {
 // y_i = W_i x for matrices that read the same input (decode's q, k, v, and
 // gate, up): one parallel region over all their units when every one of them
 // has units, so the matrices share one hand-off and one wait for the last
-// chunk (measured +4% on the I2_S matrices of a 2-thread decode step);
-// otherwise one forward per matrix.
+// chunk (measured +2-4% on the I2_S matrices of a 2-thread decode step);
+// otherwise one forward per matrix. A few chunks per thread: dynamic balance
+// without many atomic round trips. Kernels with units run their own forward
+// through it too.
 void forward_together(std::span<const Matmul* const> ms, const ActivationBatch& in, std::span<float* const> ys,
                       ThreadPool& pool);
 

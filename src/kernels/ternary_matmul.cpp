@@ -20,10 +20,9 @@ TernaryMatmul::TernaryMatmul(const WeightView& w, std::string name, float scale,
 }
 
 void TernaryMatmul::forward(const ActivationBatch& in, float* y, ThreadPool& pool) const {
-  prepare_units(in, pool);
-  // A few chunks per thread: dynamic balance without many atomic round trips.
-  const int64_t chunk = std::max<int64_t>(1, tiles_ / (8 * pool.size()));
-  pool.parallel_for(tiles_, chunk, [&](int64_t begin, int64_t end, int) { forward_units(in, y, begin, end); });
+  const Matmul* self[] = {this};
+  float* const ys[] = {y};
+  forward_together(self, in, ys, pool);
 }
 
 void TernaryMatmul::prepare_units(const ActivationBatch& in, ThreadPool& pool) const {

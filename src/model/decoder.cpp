@@ -78,10 +78,7 @@ void Decoder::eval(const int32_t* tokens, int64_t n, float* logits, bool all_log
   }
 }
 
-void Decoder::matmul(const Linear& l, const ActivationBatch& in, float* y) {
-  l.matmul->forward(in, y, pool_);
-  if (l.out_scale != 1.0f) ops_.scale(y, in.tokens() * l.matmul->rows(), l.out_scale);
-}
+void Decoder::matmul(const Linear& l, const ActivationBatch& in, float* y) { matmuls({&l}, in, {y}); }
 
 template <size_t N>
 void Decoder::matmuls(const Linear* const (&ls)[N], const ActivationBatch& in, float* const (&ys)[N]) {
