@@ -2,10 +2,14 @@
 // gate, up, down; 0.52 GB), each GEMV cold from DRAM as in decode, for the
 // kernels that run them, next to a plain read of same-sized buffers split the
 // same way, and i2s once more with q, k, v and gate, up sharing a region
-// (forward_together, as the decoder runs them). The variants take turns pass by pass in one process, so the
-// counters compare them under the same memory conditions (this shared host's
-// bandwidth moves by 20-30% between minutes). Counters: GB/s of weights per
-// variant (median pass), and each kernel as a share of the plain read.
+// (forward_together, as the decoder runs them). The variants take turns pass
+// by pass in one process, so they run under the same host conditions (this
+// shared host's bandwidth moves by 20-30% between minutes). Each kernel and the
+// read have their own copy of the weights, and on this VM copies can differ in
+// speed (docs/performance.md), so compare kernels over several processes;
+// i2s and i2s together run the same matrices. Counters: GB/s of weights per
+// variant (median pass), each kernel as a share of the plain read, and i2s
+// together as a share of i2s.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
