@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <vector>
 
 #include "core/error.h"
 #include "kernels/matmul.h"
@@ -14,18 +13,21 @@ void forward_together(std::span<const Matmul* const> ms, const ActivationBatch& 
     for (size_t i = 0; i < ms.size(); ++i) ms[i]->forward(in, ys[i], pool);
     return;
   }
-  // Matrix i owns units [first[i], first[i + 1]) of one shared range.
-  std::vector<int64_t> first(ms.size() + 1, 0);
-  for (size_t i = 0; i < ms.size(); ++i) {
-    ms[i]->prepare_units(in, pool);
-    first[i + 1] = first[i] + ms[i]->work_units();
+  int64_t total = 0;
+  for (const Matmul* m : ms) {
+    m->prepare_units(in, pool);
+    total += m->work_units();
   }
-  const int64_t total = first.back();
   const int64_t chunk = std::max<int64_t>(1, total / (8 * pool.size()));
+  // Units of one shared range, matrix after matrix; offsets are summed as the
+  // chunk goes (no allocation: this runs for every matrix of every token).
   pool.parallel_for(total, chunk, [&](int64_t begin, int64_t end, int) {
-    for (size_t i = 0; i < ms.size(); ++i) {
-      const int64_t b = std::max(begin, first[i]), e = std::min(end, first[i + 1]);
-      if (b < e) ms[i]->forward_units(in, ys[i], b - first[i], e - first[i]);
+    int64_t first = 0;
+    for (size_t i = 0; i < ms.size() && first < end; ++i) {
+      const int64_t units = ms[i]->work_units();
+      const int64_t b = std::max(begin, first), e = std::min(end, first + units);
+      if (b < e) ms[i]->forward_units(in, ys[i], b - first, e - first);
+      first += units;
     }
   });
 }
