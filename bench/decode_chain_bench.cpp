@@ -13,7 +13,9 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <iterator>
+#include <span>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,7 +27,7 @@
 #include "core/timer.h"
 #include "kernels/dispatch.h"
 #include "kernels/read_bandwidth.h"
-#include "quant/i2s.h"
+#include "random_weights.h"
 
 namespace lowbit {
 namespace {
@@ -63,26 +65,44 @@ void BM_DecodeChainI2sMatrices(benchmark::State& state) {
   ThreadPool pool(threads);
   Rng rng(1);
   std::vector<std::vector<std::unique_ptr<Matmul>>> mats(kernels.size());
+  std::vector<double> kernel_bytes(kernels.size(), 0.0);  // weights read per pass, in each kernel's layout
   std::vector<AlignedBuffer<uint8_t>> plain;
   double bytes_per_pass = 0;
   {
     HugePageScope huge_pages;
     for (int l = 0; l < kLayers; ++l)
       for (const Shape& s : kLayerShapes) {
-        std::vector<int8_t> t(static_cast<size_t>(s.n * s.k));
-        for (auto& v : t) v = static_cast<int8_t>(static_cast<int>(rng.below(3)) - 1);
-        std::vector<uint8_t> i2s(static_cast<size_t>(s.n * s.k / 4 + kI2STrailerBytes));
-        pack_i2s(t.data(), s.n * s.k, 1.0f, i2s.data());
-        for (size_t i = 0; i < kernels.size(); ++i)
+        const std::vector<uint8_t> i2s = bench::random_i2s(s.n, s.k, rng);
+        for (size_t i = 0; i < kernels.size(); ++i) {
           mats[i].push_back(make_matmul({"chain", GgmlType::I2_S, s.n, s.k, i2s.data()}, kernels[i], pool));
+          kernel_bytes[i] += static_cast<double>(mats[i].back()->weight_bytes());
+        }
         plain.emplace_back(static_cast<size_t>(s.n * s.k / 4));
         for (size_t i = 0; i < plain.back().size(); i += 64) plain.back()[i] = static_cast<uint8_t>(i);
         bytes_per_pass += static_cast<double>(s.n * s.k) / 4;
       }
   }
-  std::vector<float> x(6912), y(6912 * 2);  // room for gate and up side by side
+  std::vector<float> x(6912), y(6912 * 3);  // room for three outputs side by side
   for (auto& v : x) v = static_cast<float>(rng.below(1000)) / 500.0f - 1.0f;
   ActivationBatch in(1, 6912);
+  // One layer as the decoder runs it: the input set (and quantized) once for
+  // q, k, v, once each for o, for gate and up, and for down; q, k, v and gate,
+  // up in one region each when `together`, else one forward per matrix.
+  const auto run_layer = [&](const std::unique_ptr<Matmul>* m, bool together) {
+    const auto group = [&](std::initializer_list<int> idx, int64_t k) {
+      const Matmul* ms[3];
+      float* ys[3];
+      size_t n = 0;
+      for (int j : idx) ms[n] = m[j].get(), ys[n] = y.data() + 6912 * n, ++n;
+      in.set(x.data(), 1, k);
+      if (together) return forward_together(std::span(ms, n), in, std::span(ys, n), pool);
+      for (size_t j = 0; j < n; ++j) ms[j]->forward(in, ys[j], pool);
+    };
+    group({0, 1, 2}, 2560);
+    group({3}, 2560);
+    group({4, 5}, 2560);
+    group({6}, 6912);
+  };
   std::vector<std::vector<double>> gbps(kernels.size() + 2);  // [plain read, kernels..., i2s together]
   uint64_t sink = 0;
   for (auto _ : state) {
@@ -90,31 +110,13 @@ void BM_DecodeChainI2sMatrices(benchmark::State& state) {
     for (const auto& b : plain) sink ^= read_region(b.data(), static_cast<int64_t>(b.size()), pool);
     gbps[0].push_back(bytes_per_pass / (now_seconds() - t0) / 1e9);
     for (size_t i = 0; i < kernels.size(); ++i) {
-      double weight_bytes = 0;
       t0 = now_seconds();
-      for (const auto& m : mats[i]) {
-        in.set(x.data(), 1, m->cols());
-        m->forward(in, y.data(), pool);
-        weight_bytes += static_cast<double>(m->weight_bytes());
-      }
-      gbps[i + 1].push_back(weight_bytes / (now_seconds() - t0) / 1e9);
+      for (size_t l = 0; l < mats[i].size(); l += std::size(kLayerShapes)) run_layer(&mats[i][l], false);
+      gbps[i + 1].push_back(kernel_bytes[i] / (now_seconds() - t0) / 1e9);
     }
-    // i2s again, with q, k, v and gate, up each in one region, as the decoder runs them.
     t0 = now_seconds();
-    for (size_t l = 0; l < mats[0].size(); l += std::size(kLayerShapes)) {
-      const auto* m = &mats[0][l];
-      const Matmul* qkv[] = {m[0].get(), m[1].get(), m[2].get()};
-      const Matmul* gate_up[] = {m[4].get(), m[5].get()};
-      float* const ys3[] = {y.data(), y.data() + 2560, y.data() + 3200};
-      float* const ys2[] = {y.data(), y.data() + 6912};
-      in.set(x.data(), 1, 2560);
-      forward_together(qkv, in, ys3, pool);
-      m[3]->forward(in, y.data(), pool);
-      forward_together(gate_up, in, ys2, pool);
-      in.set(x.data(), 1, 6912);
-      m[6]->forward(in, y.data(), pool);
-    }
-    gbps.back().push_back(bytes_per_pass / (now_seconds() - t0) / 1e9);
+    for (size_t l = 0; l < mats[0].size(); l += std::size(kLayerShapes)) run_layer(&mats[0][l], true);
+    gbps.back().push_back(kernel_bytes[0] / (now_seconds() - t0) / 1e9);
   }
   benchmark::DoNotOptimize(sink);
   const double read = median(gbps[0]);

@@ -10,7 +10,7 @@
 #include "core/rng.h"
 #include "core/thread_pool.h"
 #include "kernels/dispatch.h"
-#include "quant/i2s.h"
+#include "random_weights.h"
 
 namespace lowbit {
 namespace {
@@ -33,10 +33,7 @@ void BM_I2sGemvBackToBack(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(2));
   ThreadPool pool(threads);
   Rng rng(1);
-  std::vector<int8_t> t(static_cast<size_t>(n * k));
-  for (auto& v : t) v = static_cast<int8_t>(static_cast<int>(rng.below(3)) - 1);
-  std::vector<uint8_t> bytes(static_cast<size_t>(n * k / 4 + kI2STrailerBytes));
-  pack_i2s(t.data(), n * k, 1.0f, bytes.data());
+  const std::vector<uint8_t> bytes = bench::random_i2s(n, k, rng);
   std::unique_ptr<Matmul> m;
   {
     HugePageScope huge_pages;
