@@ -61,7 +61,8 @@ uint64_t read_region(const uint8_t* p, int64_t bytes, ThreadPool& pool) {
 void BM_DecodeChainI2sMatrices(benchmark::State& state) {
   if (!cpu_features().has_avx2_level()) return state.SkipWithError("needs AVX2");
   const int threads = static_cast<int>(state.range(0));
-  const std::vector<std::string> kernels = {"i2s", "int2"};
+  std::vector<std::string> kernels = {"i2s", "int2"};
+  if (cpu_features().has_avx512_level() && cpu_features().avx512vbmi) kernels.push_back("tl2v");
   ThreadPool pool(threads);
   Rng rng(1);
   std::vector<std::vector<std::unique_ptr<Matmul>>> mats(kernels.size());
@@ -125,6 +126,13 @@ void BM_DecodeChainI2sMatrices(benchmark::State& state) {
     const double g = median(gbps[i + 1]);
     state.counters[kernels[i] + "_GBps"] = g;
     state.counters[kernels[i] + "_of_read"] = g / read;
+    // Time per pass against i2s's, pass by pass (layouts differ in bytes).
+    if (i > 0) {
+      std::vector<double> speed;
+      for (size_t p = 0; p < gbps[1].size(); ++p)
+        speed.push_back((gbps[i + 1][p] / kernel_bytes[i]) / (gbps[1][p] / kernel_bytes[0]));
+      state.counters[kernels[i] + "_speed_of_i2s"] = median(speed);
+    }
   }
   state.counters["i2s_together_of_i2s"] = median(gbps.back()) / median(gbps[1]);
 }

@@ -28,7 +28,8 @@ void time_gemv(benchmark::State& state, const Matmul& m, ThreadPool& pool, Rng& 
   state.SetBytesProcessed(state.iterations() * m.weight_bytes());
 }
 
-void BM_I2sGemvBackToBack(benchmark::State& state) {
+// The ternary kernels over the same random I2_S weights (each in its own layout).
+void BM_TernaryGemvBackToBack(benchmark::State& state, const char* kernel) {
   const int64_t n = state.range(0), k = state.range(1);
   const int threads = static_cast<int>(state.range(2));
   ThreadPool pool(threads);
@@ -37,19 +38,24 @@ void BM_I2sGemvBackToBack(benchmark::State& state) {
   std::unique_ptr<Matmul> m;
   {
     HugePageScope huge_pages;
-    m = make_matmul({"bench", GgmlType::I2_S, n, k, bytes.data()}, "i2s", pool);
+    m = make_matmul({"bench", GgmlType::I2_S, n, k, bytes.data()}, kernel, pool);
   }
+  if (m->kernel_name().rfind(kernel, 0) != 0) return state.SkipWithError("kernel does not run on this CPU");
   time_gemv(state, *m, pool, rng);
 }
-BENCHMARK(BM_I2sGemvBackToBack)
-    ->Args({256, 2560, 1})
-    ->Args({640, 2560, 1})
-    ->Args({640, 2560, 2})
-    ->Args({2560, 2560, 1})
-    ->Args({2560, 2560, 2})
-    ->Args({6912, 2560, 1})
-    ->Args({6912, 2560, 2})
-    ->UseRealTime();
+const auto kTernaryShapes = [](benchmark::internal::Benchmark* b) {
+  b->Args({256, 2560, 1})
+      ->Args({640, 2560, 1})
+      ->Args({640, 2560, 2})
+      ->Args({2560, 2560, 1})
+      ->Args({2560, 2560, 2})
+      ->Args({6912, 2560, 1})
+      ->Args({6912, 2560, 2})
+      ->UseRealTime();
+};
+BENCHMARK_CAPTURE(BM_TernaryGemvBackToBack, i2s, "i2s")->Apply(kTernaryShapes);
+BENCHMARK_CAPTURE(BM_TernaryGemvBackToBack, tl2v, "tl2v")->Apply(kTernaryShapes);
+BENCHMARK_CAPTURE(BM_TernaryGemvBackToBack, int2, "int2")->Apply(kTernaryShapes);
 
 // The F16 head's kernel: 64 rows of 2560 (320 KiB) stay in L2, so this is the
 // conversion + FMA rate; more rows stream from memory.

@@ -5,6 +5,7 @@
 #include "kernels/float_matmul.h"
 #include "kernels/q6_k_q8k.h"
 #include "kernels/i2s_matmul.h"
+#include "kernels/tl2v_matmul.h"
 #include "kernels/tl_matmul.h"
 #include "quant/weight_format.h"
 
@@ -27,6 +28,8 @@ const std::vector<KernelFamily>& kernel_families() {
     std::vector<KernelFamily> f;
     f.push_back({"ref", "scalar reference of every format (src/quant)", reference_score, reference_make});
     f.push_back({"i2s", "ternary 2-bit tiles, int8 VNNI dot, lossless (AVX2/AVX-512)", i2s_score, i2s_make});
+    f.push_back({"tl2v", "ternary TL2 triples (1.67 bits) up-converted for int8 VNNI, lossless (AVX-512 VBMI)",
+                 tl2v_score, tl2v_make});
     for (const auto& tl : tl_kernel_families()) f.push_back(tl);
     f.push_back(int2_kernel_family());
     f.push_back(int1_kernel_family());

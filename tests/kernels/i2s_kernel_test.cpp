@@ -251,13 +251,22 @@ TEST(I2sKernel, F16TernaryOnlyWhenForced) {
   EXPECT_NE(make_matmul(embedding, "i2s", pool)->kernel_name().substr(0, 4), "i2s/");
 }
 
-TEST(I2sKernel, AutoPicksI2sForI2s) {
-  if (!cpu_features().has_avx2_level()) GTEST_SKIP() << "needs AVX2";
+// Auto takes i2s for I2_S unless tl2v runs (AVX-512 VBMI and VNNI): at every
+// ISA variant without VBMI, and on this CPU with VBMI cleared.
+TEST(I2sKernel, AutoPicksI2sForI2sWithoutVbmi) {
+  const auto variants = isa_variants();
+  ASSERT_FALSE(variants.empty()) << "no AVX2: nothing to test";
   const auto t = random_ternary(16, 128, 2);
   const auto bytes = encode_ternary(GgmlType::I2_S, t, 16, 128, 1.0f);
+  const WeightView w{"w", GgmlType::I2_S, 16, 128, bytes.data()};
   ThreadPool pool(1);
-  EXPECT_EQ(make_matmul({"w", GgmlType::I2_S, 16, 128, bytes.data()}, "auto", pool)->kernel_name().substr(0, 4),
-            "i2s/");
+  for (auto isa : variants) {
+    const bool tl2v_first = isa.cpu.has_avx512_level() && isa.cpu.avx512vbmi && isa.cpu.avx512vnni;
+    const std::string expect = tl2v_first ? std::string("tl2v/avx512-vbmi-vnni") : "i2s/" + isa.name;
+    EXPECT_EQ(make_matmul(w, "auto", pool, isa.cpu)->kernel_name(), expect);
+    isa.cpu.avx512vbmi = false;
+    EXPECT_EQ(make_matmul(w, "auto", pool, isa.cpu)->kernel_name(), "i2s/" + isa.name);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,24 @@
+// The inner loop of the TL2V kernel (ISA code in x86_avx512/), called only
+// after run-time CPU detection.
+#pragma once
+
+#include <cstdint>
+
+namespace lowbit {
+
+// Up to kTl2vMaxTokens tokens per call: each step's codes are up-converted once
+// and dotted with every token's activations.
+inline constexpr int kTl2vMaxTokens = 8;
+
+// For one tile of Tl2vTiles (16 rows; `blocks` blocks, then `tail_lines` I2S
+// lines) and `tokens` tokens:
+//   out[t][r] = sum_k code(r, k) * q[t * q_stride + k]   (codes t + 1 in 0..2)
+// int32, exact; the caller subtracts sum(q). q rows must be readable for
+// 96 * blocks + 16 * tail_lines bytes.
+using Tl2vTileDots = void (*)(const uint8_t* tile, int64_t blocks, int64_t tail_lines, const int8_t* q,
+                              int64_t q_stride, int tokens, int32_t* out /* [tokens][16] */);
+
+// AVX-512 with VBMI (vpermb); vnni: vpdpbusd, otherwise vpmaddubsw + vpmaddwd.
+Tl2vTileDots tl2v_tile_dots_avx512(bool vnni);
+
+}  // namespace lowbit

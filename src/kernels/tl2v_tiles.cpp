@@ -1,0 +1,98 @@
+#include "kernels/tl2v_tiles.h"
+
+#include <cstring>
+
+#include "kernels/tl_tiles.h"
+
+namespace lowbit {
+
+namespace {
+
+struct EncodedTriple {
+  int index;
+  bool negative;
+};
+
+EncodedTriple encode(int w0, int w1, int w2) {
+  const int first = w0 != 0 ? w0 : w1 != 0 ? w1 : w2;
+  const bool negative = first < 0;
+  if (negative) w0 = -w0, w1 = -w1, w2 = -w2;
+  return {9 * (w0 + 1) + 3 * (w1 + 1) + (w2 + 1) - 13, negative};
+}
+
+}  // namespace
+
+const Tl2vTable& tl2v_table() {
+  static const Tl2vTable table = [] {
+    Tl2vTable t{};
+    for (int e = 0; e < 64; ++e) {
+      if (e % 16 >= 14) continue;  // no such index
+      int w[3];
+      tl2_triple_of_index(e % 16, w);
+      t.triple[e] = static_cast<uint8_t>((w[0] + 1) | (w[1] + 1) << 2 | (w[2] + 1) << 4);
+    }
+    return t;
+  }();
+  return table;
+}
+
+Tl2vTiles::Tl2vTiles(int64_t n, int64_t k)
+    : rows(n),
+      cols(k),
+      blocks(k / kBlockColumns),
+      three_cols(blocks * kBlockColumns),
+      tail_lines((k - three_cols + kTailColumns - 1) / kTailColumns),
+      tiles((n + kRows - 1) / kRows),
+      tile_bytes(blocks * kBlockBytes + tail_lines * kLineBytes),
+      data(static_cast<size_t>(tiles * tile_bytes)) {
+  std::memset(data.data(), 0, data.size());
+}
+
+void Tl2vTiles::set_row(int64_t r, const int8_t* t) {
+  uint8_t* tb = data.data() + (r / kRows) * tile_bytes;
+  const int64_t lane_row = r % kRows;
+  for (int64_t b = 0; b < blocks; ++b) {
+    uint8_t* block = tb + b * kBlockBytes;
+    for (int s = 0; s < 8; ++s)
+      for (int j = 0; j < 4; ++j) {
+        const int8_t* w = t + b * kBlockColumns + s * kStepColumns + j;
+        const EncodedTriple e = encode(w[0], w[4], w[8]);
+        const int64_t lane = 4 * lane_row + j;
+        uint8_t& index_byte = block[(s / 2) * kLineBytes + lane];
+        index_byte = static_cast<uint8_t>((index_byte & (s % 2 ? 0x0F : 0xF0)) | (e.index << (s % 2 ? 4 : 0)));
+        uint8_t& sign_byte = block[256 + 8 * s + lane / 8];
+        sign_byte = static_cast<uint8_t>((sign_byte & ~(1u << (lane % 8))) | (unsigned{e.negative} << (lane % 8)));
+      }
+  }
+  // Tail: I2S lines, byte 4r + c%4 bits 2(c/4) = code of column three_cols + 16g + c.
+  uint8_t* tail = tb + blocks * kBlockBytes + 4 * lane_row;
+  for (int64_t g = 0; g < tail_lines; ++g)
+    for (int b = 0; b < 4; ++b) {
+      unsigned byte = 0;
+      for (int j = 0; j < 4; ++j) {
+        const int64_t k = three_cols + g * kTailColumns + 4 * j + b;
+        if (k < cols) byte |= static_cast<unsigned>(t[k] + 1) << (2 * j);
+      }
+      tail[g * kLineBytes + b] = static_cast<uint8_t>(byte);
+    }
+}
+
+int Tl2vTiles::weight(int64_t r, int64_t k) const {
+  const uint8_t* tb = tile(r / kRows);
+  const int64_t lane_row = r % kRows;
+  if (k < three_cols) {
+    const int64_t b = k / kBlockColumns, c = k % kBlockColumns;
+    const int s = static_cast<int>(c / kStepColumns), i = static_cast<int>(c % kStepColumns / 4);
+    const int64_t lane = 4 * lane_row + c % 4;
+    const uint8_t* block = tb + b * kBlockBytes;
+    const int index = (block[(s / 2) * kLineBytes + lane] >> (s % 2 ? 4 : 0)) & 0x0F;
+    const bool negative = (block[256 + 8 * s + lane / 8] >> (lane % 8)) & 1;
+    const int triple = negative ? kTl2vNegate - tl2v_table().triple[index] : tl2v_table().triple[index];
+    return ((triple >> (2 * i)) & 3) - 1;
+  }
+  const int64_t c = k - three_cols;
+  const uint8_t byte = tb[blocks * kBlockBytes + (c / kTailColumns) * kLineBytes + 4 * lane_row + c % 4];
+  return ((byte >> (2 * (c % kTailColumns / 4))) & 3) - 1;
+}
+
+}  // namespace lowbit
