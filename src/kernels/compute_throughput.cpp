@@ -66,7 +66,7 @@ ComputeThroughput measure_compute_throughput(Vnni4Bits bits, Vnni4Kernel kernel,
   uint8_t lut[32];
   for (int n = 0; n < 16; ++n) lut[n] = static_cast<uint8_t>(n & 3), lut[16 + n] = static_cast<uint8_t>(n >> 2);
   alignas(64) float out[kVnni4Rows];
-  const Vnni4Task task{layout.codes(0), layout.scales(0), cols / group, group / layout.k_per_step(), x.data(),
+  const Vnni4Task task{layout.codes(0), layout.group_bytes(), cols / group, group / layout.k_per_step(), x.data(),
                        xsum.data(), -1, lut, 1.0f, out};
   const int calls = 2000;
   double best = 1e30;

@@ -43,18 +43,24 @@ Vnni4Layout pack_vnni4(Vnni4Bits bits, int64_t rows, int64_t cols, int64_t group
          " k does not fit (K must be a multiple of the group, the group of 16)");
   l.data = AlignedBuffer<uint8_t>(static_cast<size_t>(l.row_blocks() * l.block_stride()));
   uint8_t* base = l.data.data();
-  const int64_t steps = cols / l.k_per_step();
+  const int64_t steps = cols / l.k_per_step(), steps_per_group = group / l.k_per_step();
   pool.parallel_for(l.row_blocks(), 1, [&](int64_t begin, int64_t end, int) {
     std::vector<uint8_t> values(static_cast<size_t>(cols));  // [K]
     std::vector<uint16_t> scales(static_cast<size_t>(l.groups()));
     for (int64_t rb = begin; rb < end; ++rb) {
-      uint8_t* codes = base + rb * l.block_stride();
-      uint16_t* block_scales = reinterpret_cast<uint16_t*>(codes + l.code_bytes());  // [groups][16]
+      uint8_t* block = base + rb * l.block_stride();
       for (int64_t r = 0; r < kVnni4Rows && rb * kVnni4Rows + r < rows; ++r) {
         source(rb * kVnni4Rows + r, values.data(), scales.data());
-        for (int64_t s = 0; s < steps; ++s)
-          place_step(bits, values.data() + s * l.k_per_step(), r, codes + s * l.step_bytes());
-        for (int64_t g = 0; g < l.groups(); ++g) block_scales[g * kVnni4Rows + r] = scales[g];
+        for (int64_t s = 0; s < steps; ++s) {
+          const int64_t g = s / steps_per_group;
+          uint8_t* group_codes = block + vnni4_codes_offset(g, l.group_bytes());
+          place_step(bits, values.data() + s * l.k_per_step(), r, group_codes + (s % steps_per_group) * l.step_bytes());
+        }
+        for (int64_t g = 0; g < l.groups(); ++g) {
+          uint16_t* group_scales =
+              reinterpret_cast<uint16_t*>(block + vnni4_scales_offset(g, l.groups(), l.group_bytes()));
+          group_scales[r] = scales[g];
+        }
       }
     }
   });

@@ -14,9 +14,14 @@
 // int1: 2 * bit - 1; q8_0: (w + 128) - 128), so the unsigned-times-signed
 // int8 dot products of VNNI need no signed weight operand.
 //
-// Memory of one matrix: row blocks one after another, each
-//   codes:  [groups][steps per group][step bytes]   (64-byte aligned)
-//   scales: [groups][16] fp16, padded to 64 bytes
+// Memory of one matrix: row blocks one after another (64-byte aligned), each
+// its groups in pairs, every pair one stream of codes and then its scales:
+//   [codes of g][codes of g+1][16 fp16 scales of g][16 fp16 scales of g+1]
+//   codes of a group: [steps per group][step bytes]
+// (an odd last group: [codes][its 16 scales][32 bytes of padding]).
+// Scales next to their codes, not in a plane after all the codes: a second
+// stream per row block 40 KB away held a Q8_0 head's GEMV to 0.64-0.69 of a
+// plain read of its bytes; interleaved, 0.88-0.91 (docs/performance.md).
 // Step encodings (r = row in block 0..15, j = 0..3, k0 = first k of the step):
 //   8-bit (q8_0): 64 bytes, 4 k;  byte 4r+j = u(r, k0+j)
 //   2-bit (int2): 64 bytes, 16 k; byte 4r+j bits 2v..2v+1 = code(r, k0+4v+j), v = 0..3
@@ -55,14 +60,23 @@ struct Vnni4Layout {
   int64_t step_bytes() const { return bits == Vnni4Bits::One ? 8 : 64; }
   int64_t groups() const { return cols / group; }
   int64_t row_blocks() const { return (rows + kVnni4Rows - 1) / kVnni4Rows; }
-  int64_t code_bytes() const { return cols / k_per_step() * step_bytes(); }  // per row block
-  int64_t scale_bytes() const { return (groups() * kVnni4Rows * 2 + 63) / 64 * 64; }
-  int64_t block_stride() const { return code_bytes() + scale_bytes(); }
-  const uint8_t* codes(int64_t rb) const { return data.data() + rb * block_stride(); }
-  const uint16_t* scales(int64_t rb) const {
-    return reinterpret_cast<const uint16_t*>(codes(rb) + code_bytes());
+  int64_t group_bytes() const { return group / k_per_step() * step_bytes(); }  // codes of one group
+  int64_t block_stride() const {
+    const int64_t g = groups(), b = group_bytes();
+    return ((g / 2) * (2 * b + 64) + (g % 2) * (b + 64) + 63) / 64 * 64;
   }
+  const uint8_t* codes(int64_t rb) const { return data.data() + rb * block_stride(); }  // the row block
 };
+
+// Offsets inside a row block of group g's codes and of its 16 fp16 scales
+// (group_bytes: codes of one group; groups: of the row block).
+inline int64_t vnni4_codes_offset(int64_t g, int64_t group_bytes) {
+  return (g / 2) * (2 * group_bytes + 64) + (g % 2) * group_bytes;
+}
+inline int64_t vnni4_scales_offset(int64_t g, int64_t groups, int64_t group_bytes) {
+  const int64_t in_pair = groups - (g - g % 2) >= 2 ? 2 : 1;
+  return (g / 2) * (2 * group_bytes + 64) + in_pair * group_bytes + 32 * (g % 2);
+}
 
 // Fills one row: values[K] (int2: codes 0..3; int1: bits 0/1; q8_0: u 0..255)
 // and scales[groups] (fp16 bits).
@@ -75,8 +89,8 @@ Vnni4Layout pack_vnni4(Vnni4Bits bits, int64_t rows, int64_t cols, int64_t group
 
 // The inputs of one row block's GEMV for one token (the ISA kernels' argument).
 struct Vnni4Task {
-  const uint8_t* codes;   // the row block's codes
-  const uint16_t* scales;  // [groups][16] fp16
+  const uint8_t* codes;   // the row block (codes and scales, layout above)
+  int64_t group_bytes;    // codes of one group
   int64_t groups;
   int64_t steps_per_group;
   const int8_t* x;        // [K] the token's int8 activations
@@ -86,5 +100,12 @@ struct Vnni4Task {
   float inv;
   float* out;             // [16] y of the block's rows
 };
+
+inline const uint8_t* vnni4_group_codes(const Vnni4Task& t, int64_t g) {
+  return t.codes + vnni4_codes_offset(g, t.group_bytes);
+}
+inline const uint16_t* vnni4_group_scales(const Vnni4Task& t, int64_t g) {
+  return reinterpret_cast<const uint16_t*>(t.codes + vnni4_scales_offset(g, t.groups, t.group_bytes));
+}
 
 }  // namespace lowbit

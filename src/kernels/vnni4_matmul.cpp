@@ -42,7 +42,7 @@ class Vnni4Matmul final : public Matmul {
       for (int64_t rb = begin; rb < end; ++rb) {
         const int64_t n = std::min<int64_t>(kVnni4Rows, rows_ - rb * kVnni4Rows);
         for (int64_t t = 0; t < tokens; ++t) {
-          const Vnni4Task task{layout_.codes(rb), layout_.scales(rb), groups, group / layout_.k_per_step(),
+          const Vnni4Task task{layout_.codes(rb), layout_.group_bytes(), groups, group / layout_.k_per_step(),
                                in.q() + t * in.k_padded(), sums + t * groups, spec_.xsum_factor,
                                spec_.lut.data(), spec_.tensor_scale / in.scale()[t], out};
           spec_.kernel(task);

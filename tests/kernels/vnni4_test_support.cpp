@@ -98,7 +98,7 @@ void expect_kernels_exact(Vnni4Bits bits, const std::vector<NamedKernel>& kernel
   for (const NamedKernel& nk : kernels) {
     for (int64_t rb = 0; rb < layout.row_blocks(); ++rb) {
       alignas(64) float out[kVnni4Rows];
-      nk.kernel({layout.codes(rb), layout.scales(rb), groups, group / layout.k_per_step(), x.data(), xsum.data(),
+      nk.kernel({layout.codes(rb), layout.group_bytes(), groups, group / layout.k_per_step(), x.data(), xsum.data(),
                  xsum_factor, lut, inv, out});
       for (int64_t r = rb * kVnni4Rows; r < std::min(rows, (rb + 1) * kVnni4Rows); ++r) {
         float acc = 0;

@@ -35,7 +35,7 @@ inline __m256 add_group(__m256 acc, __m256i d_sum, int shift, const Vnni4Task& t
   const __m256i isum =
       _mm256_add_epi32(_mm256_slli_epi32(d_sum, shift), _mm256_set1_epi32(t.xsum_factor * t.xsum[g]));
   const __m256 d =
-      _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(t.scales + g * kVnni4Rows + 8 * half)));
+      _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(vnni4_group_scales(t, g) + 8 * half)));
   return _mm256_add_ps(acc, rounded_product(d, _mm256_cvtepi32_ps(isum)));
 }
 
@@ -71,6 +71,7 @@ void int2_gemv(const Vnni4Task& t) {
   const int8_t* x = t.x;
   __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
   for (int64_t g = 0; g < t.groups; ++g) {
+    c = vnni4_group_codes(t, g);
     __m256i a[2][4];
     for (auto& h : a)
       for (auto& v : h) v = _mm256_setzero_si256();
@@ -103,6 +104,7 @@ void int1_gemv(const Vnni4Task& t) {
   const int8_t* x = t.x;
   __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
   for (int64_t g = 0; g < t.groups; ++g) {
+    c = vnni4_group_codes(t, g);
     __m256i a[2][4];
     for (auto& h : a)
       for (auto& v : h) v = _mm256_setzero_si256();
@@ -127,6 +129,7 @@ void q8_0_gemv(const Vnni4Task& t) {
   const int8_t* x = t.x;
   __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
   for (int64_t g = 0; g < t.groups; ++g) {
+    c = vnni4_group_codes(t, g);
     __m256i a[2][4];
     for (auto& h : a)
       for (auto& v : h) v = _mm256_setzero_si256();

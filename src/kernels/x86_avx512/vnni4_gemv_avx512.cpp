@@ -32,7 +32,7 @@ inline __m512 rounded_product(__m512 a, __m512 b) {
 // acc + d_g * float(I_g) with I_g = D_g + xsum_factor * S_g (mul then add, as the reference).
 inline __m512 add_group(__m512 acc, __m512i d_sum, const Vnni4Task& t, int64_t g) {
   const __m512i isum = _mm512_add_epi32(d_sum, _mm512_set1_epi32(t.xsum_factor * t.xsum[g]));
-  const __m512 d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(t.scales + g * kVnni4Rows)));
+  const __m512 d = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(vnni4_group_scales(t, g))));
   return _mm512_add_ps(acc, rounded_product(d, _mm512_cvtepi32_ps(isum)));
 }
 
@@ -119,6 +119,7 @@ void int2_groups(const Vnni4Task& t, Step step, Sum sum) {
   const int8_t* x = t.x;
   __m512 acc = _mm512_setzero_ps();
   for (int64_t g = 0; g < t.groups; ++g) {
+    c = vnni4_group_codes(t, g);
     Accumulators a;
     for (auto& v : a) v = _mm512_setzero_si512();
     int64_t s = 0;
@@ -156,6 +157,7 @@ void int1_gemv_avx512(const Vnni4Task& t) {
   const int8_t* x = t.x;
   __m512 acc = _mm512_setzero_ps();
   for (int64_t g = 0; g < t.groups; ++g) {
+    c = vnni4_group_codes(t, g);
     Accumulators a;
     for (auto& v : a) v = _mm512_setzero_si512();
     // Steps come in multiples of 4 (groups of 16 k): blocks of 8, then maybe one of 4.
@@ -179,6 +181,7 @@ void q8_0_gemv_avx512(const Vnni4Task& t) {
   const int8_t* x = t.x;
   __m512 acc = _mm512_setzero_ps();
   for (int64_t g = 0; g < t.groups; ++g) {
+    c = vnni4_group_codes(t, g);
     Accumulators a;
     for (auto& v : a) v = _mm512_setzero_si512();
     int64_t s = 0;
