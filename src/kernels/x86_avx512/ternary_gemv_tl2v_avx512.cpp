@@ -21,6 +21,7 @@ namespace lowbit {
 
 using avx512::broadcast4;
 using avx512::dot_u8s8;
+using avx512::dot_u8s8_broadcast;
 
 namespace {
 
@@ -84,7 +85,7 @@ void tile_dots(const uint8_t* tile, int64_t blocks, int64_t tail_lines, const in
           const int8_t* qs = qb + t * q_stride + Tl2vTiles::kStepColumns * s;
           #pragma GCC unroll 3
           for (int i = 0; i < 3; ++i)
-            acc[t][slot(h, i)] = dot_u8s8<kVnni>(acc[t][slot(h, i)], codes[i], broadcast4(qs + 4 * i));
+            acc[t][slot(h, i)] = dot_u8s8_broadcast<kVnni>(acc[t][slot(h, i)], codes[i], qs + 4 * i);
         }
       }
     }
