@@ -50,7 +50,7 @@ int tl2v_score(const WeightView& w, const CpuFeatures& cpu) {
   if (!ternary_scale(w)) return 0;
   if (w.type == GgmlType::F16) return -1;  // F16 models are computed in float unless forced
   // Ahead of i2s (30) with VNNI: same dot products over a sixth fewer bytes,
-  // 1.12-1.29x i2s on cold decode-step matrices (docs/performance.md). Without
+  // 1.12-1.28x i2s on cold decode-step matrices (docs/performance.md). Without
   // VNNI its extra decode work was not measured against i2s: i2s stays first.
   return cpu.avx512vnni ? 35 : 25;
 }

@@ -36,7 +36,7 @@ constexpr int accumulators(int tokens) { return tokens == 1 ? 6 : tokens == 2 ? 
 // Software prefetch this far ahead of the block being read. Without it the
 // GEMV ran ~20% slower than i2s on cold weights (it reads a sixth fewer bytes
 // but issues twice the instructions per byte, so fewer of its loads are in
-// flight); with it, 1.12-1.29x faster (2048 bytes: less, 8192: the same).
+// flight); with it, 1.12-1.28x faster (2048 bytes: less, 8192: the same).
 inline constexpr int64_t kPrefetchBytes = 4096;
 inline constexpr int64_t kMaxBlocksInPlace = (int64_t{1} << 21) / Tl2vTiles::kBlockColumns;
 
