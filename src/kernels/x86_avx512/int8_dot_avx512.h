@@ -34,8 +34,8 @@ inline __m512i dot_u8s8(__m512i acc, __m512i u, __m512i s) {
 
 // dot_u8s8(acc, u, broadcast4(p)) with the broadcast folded into vpdpbusd's
 // memory operand ({1to16}): one instruction instead of a vpbroadcastd and a
-// vpdpbusd, which the tl2v loop, short of instruction slots, runs 30% faster
-// with in L1.
+// vpdpbusd; the tl2v loop, short of instruction slots, ran 2-7% faster with it
+// on cold weights (docs/performance.md).
 template <bool kVnni>
 inline __m512i dot_u8s8_broadcast(__m512i acc, __m512i u, const int8_t* p) {
   if constexpr (kVnni) {

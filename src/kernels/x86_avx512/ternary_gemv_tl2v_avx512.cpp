@@ -70,9 +70,6 @@ void tile_dots(const uint8_t* tile, int64_t blocks, int64_t tail_lines, const in
         const int s = 2 * m + h;
         uint64_t sign_bits;
         std::memcpy(&sign_bits, p + 256 + 8 * s, 8);
-        // Through a general register: folded into kmovq k, m64, a load that
-        // misses the cache seemed to hold the loop up on cold weights.
-        asm("" : "+r"(sign_bits));
         __m512i triples = _mm512_permutexvar_epi8(index[h], table);
         triples = _mm512_mask_sub_epi8(triples, _cvtu64_mask64(sign_bits), negate, triples);
         __m512i codes[3];
