@@ -20,26 +20,15 @@ using test::isa_variants;
 using test::random_activations;
 using test::random_ternary;
 using test::ternary_dot;
+using test::expect_bitwise_equal;
+using test::run_matmul;
 
 I2sTileDots tile_dots_for(const std::string& isa) {
   if (isa.rfind("avx512", 0) == 0) return i2s_tile_dots_avx512(isa == "avx512-vnni");
   return i2s_tile_dots_avx2(isa == "avx2-vnni");
 }
 
-// Fills a matmul's output for `tokens` tokens of x and returns it.
-std::vector<float> run(const Matmul& m, const std::vector<float>& x, int64_t tokens, ThreadPool& pool) {
-  ActivationBatch in(tokens, m.cols());
-  in.set(x.data(), tokens, m.cols());
-  std::vector<float> y(static_cast<size_t>(tokens * m.rows()), -1.0f);
-  m.forward(in, y.data(), pool);
-  return y;
-}
 
-void expect_bitwise_equal(const std::vector<float>& a, const std::vector<float>& b, const std::string& what) {
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i)
-    ASSERT_EQ(float_to_bits(a[i]), float_to_bits(b[i])) << what << " at " << i << ": " << a[i] << " vs " << b[i];
-}
 
 TEST(I2sKernel, TilesHoldEveryCode) {
   const int64_t n = 21, k = 200;  // neither a whole tile nor a whole line
@@ -67,26 +56,12 @@ TEST(I2sKernel, TileDotsExactAtEveryIsa) {
     const int64_t stride = tiles.groups * 16 + 4;  // not a multiple of 64 on purpose
     for (int pattern = 0; pattern < 4; ++pattern) {
       const int tokens = kI2sMaxTokens;
-      std::vector<int8_t> q(static_cast<size_t>(tokens * stride), 0);
-      for (int tk = 0; tk < tokens; ++tk)
-        for (int64_t i = 0; i < k; ++i) {
-          int8_t v = static_cast<int8_t>(rng.next_u32());
-          if (pattern == 1) v = -128;
-          if (pattern == 2) v = 127;
-          if (pattern == 3) v = (i + tk) % 2 ? 127 : -128;
-          q[tk * stride + i] = v;
-        }
+      const auto q = test::pattern_activations(tokens, stride, k, pattern, rng);
       for (const auto& isa : variants) {
         for (int n_tokens : {1, 3, tokens}) {
           std::vector<int32_t> out(static_cast<size_t>(16 * n_tokens), 12345);
           tile_dots_for(isa.name)(tiles.tile(0), tiles.groups, q.data(), stride, n_tokens, out.data());
-          for (int tk = 0; tk < n_tokens; ++tk)
-            for (int r = 0; r < 16; ++r) {
-              int32_t expect = 0;
-              for (int64_t i = 0; i < k; ++i) expect += (t[r * k + i] + 1) * q[tk * stride + i];
-              ASSERT_EQ(out[tk * 16 + r], expect)
-                  << isa.name << " k=" << k << " pattern=" << pattern << " token=" << tk << " row=" << r;
-            }
+          test::expect_code_dots(t, k, q, stride, n_tokens, out, isa.name + " pattern " + std::to_string(pattern));
         }
       }
     }
@@ -131,11 +106,11 @@ TEST(I2sKernel, MatchesReferenceBitwiseAtEveryIsa) {
     const auto bytes = encode_ternary(GgmlType::I2_S, t, s.n, s.k, 0.8125f);
     const WeightView w{"blk.0.test", GgmlType::I2_S, s.n, s.k, bytes.data()};
     const auto x = random_activations(s.tokens, s.k, static_cast<uint64_t>(s.tokens));
-    const auto expect = run(*make_reference_matmul(w), x, s.tokens, pool);
+    const auto expect = run_matmul(*make_reference_matmul(w), x, s.tokens, pool);
     for (const auto& isa : isa_variants()) {
       const auto m = make_matmul(w, "i2s", pool, isa.cpu);
       EXPECT_EQ(m->kernel_name(), "i2s/" + isa.name);
-      expect_bitwise_equal(run(*m, x, s.tokens, pool), expect,
+      expect_bitwise_equal(run_matmul(*m, x, s.tokens, pool), expect,
                            isa.name + " " + std::to_string(s.n) + "x" + std::to_string(s.k));
     }
   }
@@ -143,29 +118,9 @@ TEST(I2sKernel, MatchesReferenceBitwiseAtEveryIsa) {
 
 // Every activation at +127 or -127 (the most absmax makes): the largest sums.
 TEST(I2sKernel, ExtremeActivationsBitwise) {
-  ThreadPool pool(1);
-  const int64_t n = 48, k = 6912, tokens = 3;
-  const auto t = random_ternary(n, k, 5, 0.0);
-  const auto bytes = encode_ternary(GgmlType::I2_S, t, n, k, 2.5f);
-  const WeightView w{"extreme", GgmlType::I2_S, n, k, bytes.data()};
-  std::vector<float> x(static_cast<size_t>(tokens * k));
-  for (int64_t i = 0; i < k; ++i) {
-    x[i] = 3.0f;                                            // all +127
-    x[k + i] = -3.0f;                                       // all -127
-    x[2 * k + i] = t[i] > 0 ? 1e30f : -1e30f;               // +-127 aligned with row 0: |dot| = 127 K
-  }
-  const auto expect = run(*make_reference_matmul(w), x, tokens, pool);
-  EXPECT_FLOAT_EQ(expect[2 * n], 2.5f * k * 1e30f);
-  for (const auto& isa : isa_variants()) {
-    const auto m = make_matmul(w, "i2s", pool, isa.cpu);
-    expect_bitwise_equal(run(*m, x, tokens, pool), expect, isa.name);
-    // Each token alone too: one token takes its own loop.
-    for (int64_t tk = 0; tk < tokens; ++tk) {
-      const std::vector<float> xt(x.begin() + tk * k, x.begin() + (tk + 1) * k);
-      const std::vector<float> et(expect.begin() + tk * n, expect.begin() + (tk + 1) * n);
-      expect_bitwise_equal(run(*m, xt, 1, pool), et, isa.name + " token " + std::to_string(tk) + " alone");
-    }
-  }
+  const auto variants = isa_variants();
+  ASSERT_FALSE(variants.empty()) << "no AVX2: nothing to test";
+  test::expect_extreme_activations_bitwise("i2s", variants);
 }
 
 // TQ1_0 / TQ2_0 with one d per tensor: the integer dot is exact, then one
@@ -183,12 +138,12 @@ TEST(I2sKernel, TernaryBlockFormatsWithSharedScale) {
     ActivationBatch in(tokens, k);
     in.set(x.data(), tokens, k);
     in.quantize(pool);
-    const auto ref = run(*make_reference_matmul(w), x, tokens, pool);
+    const auto ref = run_matmul(*make_reference_matmul(w), x, tokens, pool);
     const float d_stored = fp16_to_float(float_to_fp16(d));
     for (const auto& isa : isa_variants()) {
       const auto m = make_matmul(w, "i2s", pool, isa.cpu);
       ASSERT_EQ(m->kernel_name(), "i2s/" + isa.name);
-      const auto y = run(*m, x, tokens, pool);
+      const auto y = run_matmul(*m, x, tokens, pool);
       for (int64_t tk = 0; tk < tokens; ++tk) {
         const int8_t* q = in.q() + tk * in.k_padded();
         double abs_sum = 0;
@@ -237,7 +192,7 @@ TEST(I2sKernel, F16TernaryOnlyWhenForced) {
     for (const auto& isa : isa_variants()) {
       const auto m = make_matmul(w, "i2s", pool, isa.cpu);
       ASSERT_EQ(m->kernel_name(), "i2s/" + isa.name);
-      const auto y = run(*m, x, tokens, pool);
+      const auto y = run_matmul(*m, x, tokens, pool);
       for (int64_t tk = 0; tk < tokens; ++tk)
         for (int64_t r = 0; r < n; ++r)
           ASSERT_EQ(y[tk * n + r], static_cast<float>(ternary_dot(t.data() + r * k, in.q() + tk * in.k_padded(), k)) *

@@ -9,6 +9,7 @@
 
 #include "core/cpu_features.h"
 #include "core/rng.h"
+#include "core/thread_pool.h"
 #include "kernels/matmul.h"
 
 namespace lowbit::test {
@@ -34,5 +35,26 @@ std::vector<float> random_activations(int64_t tokens, int64_t k, uint64_t seed);
 
 // sum_k t[r][k] * q[k], exact, straight from the ternary values.
 int32_t ternary_dot(const int8_t* t_row, const int8_t* q, int64_t k);
+
+// tokens rows of int8 activations, `stride` apart, the first k of each set by
+// `pattern`: 0 random, 1 all -128, 2 all +127, 3 alternating +127 / -128; the
+// rest of each row 0 (kernels may read up to the stride).
+std::vector<int8_t> pattern_activations(int tokens, int64_t stride, int64_t k, int pattern, Rng& rng);
+
+// out[tk][r] (16 rows per token) == sum_i (t[r][i] + 1) * q[tk * stride + i]:
+// a tile-dots kernel's exact integer result for 16 rows of t (16 x k).
+void expect_code_dots(const std::vector<int8_t>& t, int64_t k, const std::vector<int8_t>& q, int64_t stride,
+                      int tokens, const std::vector<int32_t>& out, const std::string& what);
+
+// m's output for `tokens` tokens of x (tokens x m.cols() floats).
+std::vector<float> run_matmul(const Matmul& m, const std::vector<float>& x, int64_t tokens, ThreadPool& pool);
+
+// a and b bit for bit (gtest failures name `what` and the index).
+void expect_bitwise_equal(const std::vector<float>& a, const std::vector<float>& b, const std::string& what);
+
+// Every activation at +-127 (the most absmax makes) against weights without
+// zeros, the largest sums: `kernel` at each variant gives bitwise the ref's y,
+// for 3 tokens at once and for each token alone (one token has its own loop).
+void expect_extreme_activations_bitwise(const std::string& kernel, const std::vector<IsaVariant>& variants);
 
 }  // namespace lowbit::test

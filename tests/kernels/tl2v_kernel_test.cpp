@@ -20,6 +20,8 @@ using test::encode_ternary;
 using test::random_activations;
 using test::random_ternary;
 using test::ternary_dot;
+using test::expect_bitwise_equal;
+using test::run_matmul;
 
 bool cpu_has_vbmi() { return cpu_features().has_avx512_level() && cpu_features().avx512vbmi; }
 
@@ -40,19 +42,7 @@ Tl2vTiles make_tiles(const std::vector<int8_t>& t, int64_t n, int64_t k) {
   return tiles;
 }
 
-std::vector<float> run(const Matmul& m, const std::vector<float>& x, int64_t tokens, ThreadPool& pool) {
-  ActivationBatch in(tokens, m.cols());
-  in.set(x.data(), tokens, m.cols());
-  std::vector<float> y(static_cast<size_t>(tokens * m.rows()), -1.0f);
-  m.forward(in, y.data(), pool);
-  return y;
-}
 
-void expect_bitwise_equal(const std::vector<float>& a, const std::vector<float>& b, const std::string& what) {
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i)
-    ASSERT_EQ(float_to_bits(a[i]), float_to_bits(b[i])) << what << " at " << i << ": " << a[i] << " vs " << b[i];
-}
 
 // The machine the suite runs on has VBMI (CI's does); elsewhere the family must
 // say it cannot run, and a forced tl2v falls back.
@@ -114,27 +104,13 @@ TEST(Tl2vKernel, TileDotsExactAtBothVariants) {
     const Tl2vTiles tiles = make_tiles(t, 16, k);
     const int64_t stride = (k + 63) / 64 * 64 + 4;  // not a multiple of 64 on purpose
     for (int pattern = 0; pattern < 4; ++pattern) {
-      std::vector<int8_t> q(static_cast<size_t>(kTl2vMaxTokens * stride), 0);
-      for (int tk = 0; tk < kTl2vMaxTokens; ++tk)
-        for (int64_t i = 0; i < k; ++i) {
-          int8_t v = static_cast<int8_t>(rng.next_u32());
-          if (pattern == 1) v = -128;
-          if (pattern == 2) v = 127;
-          if (pattern == 3) v = (i + tk) % 2 ? 127 : -128;
-          q[tk * stride + i] = v;
-        }
+      const auto q = test::pattern_activations(kTl2vMaxTokens, stride, k, pattern, rng);
       for (const auto& isa : variants)
         for (int n_tokens = 1; n_tokens <= kTl2vMaxTokens; ++n_tokens) {
           std::vector<int32_t> out(static_cast<size_t>(16 * n_tokens), 12345);
           tl2v_tile_dots_avx512(isa.cpu.avx512vnni)(tiles.tile(0), tiles.blocks, tiles.tail_lines, q.data(), stride,
                                                     n_tokens, out.data());
-          for (int tk = 0; tk < n_tokens; ++tk)
-            for (int r = 0; r < 16; ++r) {
-              int32_t expect = 0;
-              for (int64_t i = 0; i < k; ++i) expect += (t[r * k + i] + 1) * q[tk * stride + i];
-              ASSERT_EQ(out[tk * 16 + r], expect)
-                  << isa.name << " k=" << k << " pattern=" << pattern << " tokens=" << n_tokens << " row=" << r;
-            }
+          test::expect_code_dots(t, k, q, stride, n_tokens, out, isa.name + " pattern " + std::to_string(pattern));
         }
     }
   }
@@ -185,17 +161,17 @@ TEST(Tl2vKernel, MatchesReferenceBitwise) {
     const auto bytes = encode_ternary(s.type, t, s.n, s.k, s.type == GgmlType::TQ2_0 ? 0.5f : 0.8125f);
     const WeightView w{"blk.0.test", s.type, s.n, s.k, bytes.data()};
     const auto x = random_activations(s.tokens, s.k, static_cast<uint64_t>(s.tokens));
-    const auto expect = run(*make_matmul(w, "i2s", pool), x, s.tokens, pool);
-    if (s.type == GgmlType::I2_S) expect_bitwise_equal(expect, run(*make_reference_matmul(w), x, s.tokens, pool), "i2s");
+    const auto expect = run_matmul(*make_matmul(w, "i2s", pool), x, s.tokens, pool);
+    if (s.type == GgmlType::I2_S) expect_bitwise_equal(expect, run_matmul(*make_reference_matmul(w), x, s.tokens, pool), "i2s");
     for (const auto& isa : variants) {
       const auto m = make_matmul(w, "tl2v", pool, isa.cpu);
       ASSERT_EQ(m->kernel_name(), "tl2v/" + isa.name);
       const std::string what = isa.name + " " + std::to_string(s.n) + "x" + std::to_string(s.k);
-      expect_bitwise_equal(run(*m, x, s.tokens, pool), expect, what);
+      expect_bitwise_equal(run_matmul(*m, x, s.tokens, pool), expect, what);
       for (int64_t tk = 0; tk < s.tokens && s.tokens > 1; ++tk) {  // one token takes its own loop
         const std::vector<float> xt(x.begin() + tk * s.k, x.begin() + (tk + 1) * s.k);
         const std::vector<float> et(expect.begin() + tk * s.n, expect.begin() + (tk + 1) * s.n);
-        expect_bitwise_equal(run(*m, xt, 1, pool), et, what + " token " + std::to_string(tk) + " alone");
+        expect_bitwise_equal(run_matmul(*m, xt, 1, pool), et, what + " token " + std::to_string(tk) + " alone");
       }
     }
   }
@@ -206,28 +182,7 @@ TEST(Tl2vKernel, MatchesReferenceBitwise) {
 TEST(Tl2vKernel, ExtremeActivationsBitwise) {
   const auto variants = tl2v_variants();
   if (variants.empty()) GTEST_SKIP() << "no AVX-512 VBMI: RunsWhereVbmiIs checks the fallback";
-  ThreadPool pool(1);
-  const int64_t n = 48, k = 6912, tokens = 3;
-  const auto t = random_ternary(n, k, 5, 0.0);
-  const auto bytes = encode_ternary(GgmlType::I2_S, t, n, k, 2.5f);
-  const WeightView w{"extreme", GgmlType::I2_S, n, k, bytes.data()};
-  std::vector<float> x(static_cast<size_t>(tokens * k));
-  for (int64_t i = 0; i < k; ++i) {
-    x[i] = 3.0f;
-    x[k + i] = -3.0f;
-    x[2 * k + i] = t[i] > 0 ? 1e30f : -1e30f;  // aligned with row 0: |dot| = 127 K
-  }
-  const auto expect = run(*make_reference_matmul(w), x, tokens, pool);
-  EXPECT_FLOAT_EQ(expect[2 * n], 2.5f * k * 1e30f);
-  for (const auto& isa : variants) {
-    const auto m = make_matmul(w, "tl2v", pool, isa.cpu);
-    expect_bitwise_equal(run(*m, x, tokens, pool), expect, isa.name);
-    for (int64_t tk = 0; tk < tokens; ++tk) {
-      const std::vector<float> xt(x.begin() + tk * k, x.begin() + (tk + 1) * k);
-      const std::vector<float> et(expect.begin() + tk * n, expect.begin() + (tk + 1) * n);
-      expect_bitwise_equal(run(*m, xt, 1, pool), et, isa.name + " token " + std::to_string(tk) + " alone");
-    }
-  }
+  test::expect_extreme_activations_bitwise("tl2v", variants);
 }
 
 // F16 holding {-s, 0, +s} runs when forced; auto computes F16 in float.

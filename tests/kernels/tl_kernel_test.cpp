@@ -19,6 +19,8 @@ using test::isa_variants;
 using test::random_activations;
 using test::random_ternary;
 using test::ternary_dot;
+using test::expect_bitwise_equal;
+using test::run_matmul;
 
 std::string isa_suffix(const std::string& variant) { return variant.rfind("avx512", 0) == 0 ? "avx512" : "avx2"; }
 
@@ -40,13 +42,6 @@ TlTiles make_tiles(const std::vector<int8_t>& t, int64_t n, int64_t k, bool trip
   return tiles;
 }
 
-std::vector<float> run(const Matmul& m, const std::vector<float>& x, int64_t tokens, ThreadPool& pool) {
-  ActivationBatch in(tokens, m.cols());
-  in.set(x.data(), tokens, m.cols());
-  std::vector<float> y(static_cast<size_t>(tokens * m.rows()), -1.0f);
-  m.forward(in, y.data(), pool);
-  return y;
-}
 
 // Every one of the 27 triples and 9 pairs, and K split as 6 * floor(K / 6) + rest.
 TEST(Tl2Kernel, TilesRoundTripEveryTripleAndSplit) {
@@ -191,12 +186,12 @@ TEST(Tl2Kernel, LosslessMatchesReferenceBitwiseAtEveryIsa) {
     const auto bytes = encode_ternary(GgmlType::I2_S, t, s.n, s.k, 1.375f);
     const WeightView w{"blk.1.test", GgmlType::I2_S, s.n, s.k, bytes.data()};
     const auto x = random_activations(s.tokens, s.k, static_cast<uint64_t>(s.k));
-    const auto expect = run(*make_reference_matmul(w), x, s.tokens, pool);
+    const auto expect = run_matmul(*make_reference_matmul(w), x, s.tokens, pool);
     for (const char* kernel : kLossless)
       for (const auto& isa : tl_isa_variants()) {
         const auto m = make_matmul(w, kernel, pool, isa.cpu);
         ASSERT_EQ(m->kernel_name(), std::string(kernel) + "/" + isa_suffix(isa.name));
-        const auto y = run(*m, x, s.tokens, pool);
+        const auto y = run_matmul(*m, x, s.tokens, pool);
         for (size_t i = 0; i < y.size(); ++i)
           ASSERT_EQ(float_to_bits(y[i]), float_to_bits(expect[i]))
               << kernel << " " << isa.name << " " << s.n << "x" << s.k << " at " << i;
@@ -218,7 +213,7 @@ TEST(Tl2Kernel, Int8TablesWithinBound) {
     ActivationBatch in(s.tokens, s.k);
     in.set(x.data(), s.tokens, s.k);
     in.quantize(pool);
-    const auto exact = run(*make_reference_matmul(w), x, s.tokens, pool);
+    const auto exact = run_matmul(*make_reference_matmul(w), x, s.tokens, pool);
     for (const char* kernel : kLossy)
       for (const auto& isa : tl_isa_variants()) {
         const auto m = make_matmul(w, kernel, pool, isa.cpu);
@@ -226,7 +221,7 @@ TEST(Tl2Kernel, Int8TablesWithinBound) {
         const bool triples = std::string(kernel) == "tl2_0";
         const TlTiles shape(1, s.k, triples);
         const int64_t groups = shape.tl2_groups() + shape.tl1_groups();
-        const auto y = run(*m, x, s.tokens, pool);
+        const auto y = run_matmul(*m, x, s.tokens, pool);
         double worst = 0;
         for (int64_t tk = 0; tk < s.tokens; ++tk) {
           const int8_t* q = in.q() + tk * in.k_padded();
@@ -269,7 +264,7 @@ TEST(Tl1Kernel, OtherTernaryFormats) {
       for (const auto& isa : tl_isa_variants()) {
         const auto m = make_matmul(w, kernel, pool, isa.cpu);
         ASSERT_EQ(m->kernel_name().substr(0, 5), kernel) << ggml_type_name(type);
-        const auto y = run(*m, x, tokens, pool);
+        const auto y = run_matmul(*m, x, tokens, pool);
         for (int64_t tk = 0; tk < tokens; ++tk)
           for (int64_t r = 0; r < n; ++r)
             ASSERT_EQ(y[tk * n + r],
