@@ -52,9 +52,7 @@ class I2sMatmul final : public TernaryMatmul {
 
 int i2s_score(const WeightView& w, const CpuFeatures& cpu) {
   if (!cpu.has_avx2_level()) return 0;
-  if (w.type != GgmlType::I2_S && w.type != GgmlType::TQ1_0 && w.type != GgmlType::TQ2_0 && w.type != GgmlType::F16)
-    return 0;
-  if (!ternary_scale(w)) return 0;
+  if (!ternary_scale(w)) return 0;  // I2_S, TQ1_0, TQ2_0 or F16 holding one scale
   if (w.type == GgmlType::F16) return -1;  // F16 models are computed in float unless forced
   return cpu.has_avx512_level() ? 30 : 20;
 }

@@ -45,9 +45,7 @@ class Tl2vMatmul final : public TernaryMatmul {
 
 int tl2v_score(const WeightView& w, const CpuFeatures& cpu) {
   if (!cpu_runs_tl2v(cpu)) return 0;
-  if (w.type != GgmlType::I2_S && w.type != GgmlType::TQ1_0 && w.type != GgmlType::TQ2_0 && w.type != GgmlType::F16)
-    return 0;
-  if (!ternary_scale(w)) return 0;
+  if (!ternary_scale(w)) return 0;  // I2_S, TQ1_0, TQ2_0 or F16 holding one scale
   if (w.type == GgmlType::F16) return -1;  // F16 models are computed in float unless forced
   // Ahead of i2s (30) with VNNI: same dot products over a sixth fewer bytes,
   // 1.12-1.28x i2s on cold decode-step matrices (docs/performance.md). Without

@@ -74,14 +74,12 @@ class TlMatmul final : public TernaryMatmul {
   mutable std::vector<float> units_;     // [tokens]
 };
 
-// Auto prefers i2s (score 30 / 20) where it runs; TL2's 1.67 bits per weight
-// come next; the int8-table variants are approximations and never auto-picked.
+// Auto prefers tl2v (35) or i2s (30 / 20) where they run; TL2's lookups come
+// next; the int8-table variants are approximations and never auto-picked.
 template <bool kTriples, bool kLossless>
 int tl_score(const WeightView& w, const CpuFeatures& cpu) {
   if (!cpu.has_avx2_level()) return 0;
-  if (w.type != GgmlType::I2_S && w.type != GgmlType::TQ1_0 && w.type != GgmlType::TQ2_0 && w.type != GgmlType::F16)
-    return 0;
-  if (!ternary_scale(w)) return 0;
+  if (!ternary_scale(w)) return 0;  // I2_S, TQ1_0, TQ2_0 or F16 holding one scale
   if (w.type == GgmlType::F16 || !kLossless) return -1;
   return kTriples ? 15 : 10;
 }
