@@ -38,9 +38,7 @@ class I2sMatmul final : public TernaryMatmul {
  protected:
   void tile_dots(int64_t tile, const ActivationBatch& in, int64_t t0, int tokens, int32_t* dots) const override {
     dots_(tiles_.tile(tile), tiles_.groups, in.q() + t0 * in.k_padded(), in.k_padded(), tokens, dots);
-    // Codes are t + 1: sum_k (t + 1) q = sum_k t q + sum_k q.
-    for (int t = 0; t < tokens; ++t)
-      for (int r = 0; r < I2sTiles::kRows; ++r) dots[t * I2sTiles::kRows + r] -= in.sum()[t0 + t];
+    remove_code_offset(in, t0, tokens, dots);
   }
 
  private:

@@ -49,4 +49,9 @@ void TernaryMatmul::forward_units(const ActivationBatch& in, float* y, int64_t b
   }
 }
 
+void TernaryMatmul::remove_code_offset(const ActivationBatch& in, int64_t t0, int tokens, int32_t* dots) const {
+  for (int t = 0; t < tokens; ++t)
+    for (int r = 0; r < tile_rows_; ++r) dots[t * tile_rows_ + r] -= in.sum()[t0 + t];
+}
+
 }  // namespace lowbit

@@ -33,6 +33,10 @@ class TernaryMatmul : public Matmul {
   virtual void prepare(const ActivationBatch& in, ThreadPool& pool) const {}
   // dots[t][r] = sum_k t(row tile*tile_rows + r, k) * q[t0 + t][k] for t < tokens, r < tile_rows.
   virtual void tile_dots(int64_t tile, const ActivationBatch& in, int64_t t0, int tokens, int32_t* dots) const = 0;
+  // For kernels that store codes t + 1 (i2s, tl2v): their dots are
+  // sum_k (t + 1) q = sum_k t q + sum_k q, so subtracting each token's sum(q)
+  // from its tile_rows dots leaves sum_k t q.
+  void remove_code_offset(const ActivationBatch& in, int64_t t0, int tokens, int32_t* dots) const;
   // What one unit of a dot is worth for `token`: 1 for exact kernels (so y is
   // bitwise the ref's), the table step for kernels with quantized tables.
   virtual float dot_unit(int64_t token) const { return 1.0f; }

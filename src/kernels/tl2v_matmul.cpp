@@ -31,9 +31,7 @@ class Tl2vMatmul final : public TernaryMatmul {
   void tile_dots(int64_t tile, const ActivationBatch& in, int64_t t0, int tokens, int32_t* dots) const override {
     dots_(tiles_.tile(tile), tiles_.blocks, tiles_.tail_lines, in.q() + t0 * in.k_padded(), in.k_padded(), tokens,
           dots);
-    // Codes are t + 1: sum_k (t + 1) q = sum_k t q + sum_k q.
-    for (int t = 0; t < tokens; ++t)
-      for (int r = 0; r < Tl2vTiles::kRows; ++r) dots[t * Tl2vTiles::kRows + r] -= in.sum()[t0 + t];
+    remove_code_offset(in, t0, tokens, dots);
   }
 
  private:
