@@ -36,7 +36,8 @@ class I2sMatmul final : public TernaryMatmul {
   int64_t weight_bytes() const override { return tiles_.bytes(); }
 
  protected:
-  void tile_dots(int64_t tile, const ActivationBatch& in, int64_t t0, int tokens, int32_t* dots) const override {
+  void tile_dots(int64_t tile, int /*span*/, const ActivationBatch& in, int64_t t0, int tokens,
+                 int32_t* dots) const override {
     dots_(tiles_.tile(tile), tiles_.groups, in.q() + t0 * in.k_padded(), in.k_padded(), tokens, dots);
     remove_code_offset(in, t0, tokens, dots);
   }

@@ -7,13 +7,15 @@
 
 namespace lowbit {
 
-TernaryMatmul::TernaryMatmul(const WeightView& w, std::string name, float scale, int tile_rows, int max_tokens)
+TernaryMatmul::TernaryMatmul(const WeightView& w, std::string name, float scale, int tile_rows, int max_tokens,
+                             int spans)
     : Matmul(w.rows, w.cols),
       tensor_name_(w.name),
       name_(std::move(name)),
       scale_(scale),
       tile_rows_(tile_rows),
       max_tokens_(max_tokens),
+      spans_(spans),
       tiles_((w.rows + tile_rows - 1) / tile_rows) {
   if (tile_rows * max_tokens > kMaxDotsPerCall)
     fail("kernel ", name_, ": ", tile_rows, " rows x ", max_tokens, " tokens per call exceed ", kMaxDotsPerCall);
@@ -32,20 +34,59 @@ void TernaryMatmul::prepare_units(const ActivationBatch& in, ThreadPool& pool) c
 }
 
 void TernaryMatmul::forward_units(const ActivationBatch& in, float* y, int64_t begin, int64_t end) const {
+  if (spans_ > 1) return forward_spans(in, y, begin, end);
   int32_t dots[kMaxDotsPerCall];  // [tokens][tile_rows]
   for (int64_t tile = begin; tile < end; ++tile) {
-    const int64_t r0 = tile * tile_rows_;
-    const int64_t rows = std::min<int64_t>(tile_rows_, rows_ - r0);
     for (int64_t t0 = 0; t0 < in.tokens(); t0 += max_tokens_) {
       const int tokens = static_cast<int>(std::min<int64_t>(max_tokens_, in.tokens() - t0));
-      tile_dots(tile, in, t0, tokens, dots);
-      for (int t = 0; t < tokens; ++t) {
-        // x 1.0f is exact: exact kernels keep the ref's float operations.
-        const float inv = scale_ / in.scale()[t0 + t] * dot_unit(t0 + t);
-        float* yt = y + (t0 + t) * rows_ + r0;
-        for (int64_t r = 0; r < rows; ++r) yt[r] = static_cast<float>(dots[t * tile_rows_ + r]) * inv;
-      }
+      tile_dots(tile, 0, in, t0, tokens, dots);
+      write_rows(tile, in, t0, tokens, dots, y);
     }
+  }
+}
+
+// Long rows, split along K: a batch of tiles is taken span by span, so the
+// activations in use at a time are one span's (a tile of K = 6912 streams 23 KB
+// of weights between two reads of the same 6.9 KB activation row, and such
+// matrices ran 13-28% slower per weight; docs/performance.md). With spans
+// stored one after another (span-major), each span of a batch is still one
+// sequential stream of weights. A batch fits the int32 sums on the stack; with
+// several token blocks it is also kept small enough that its weights are
+// re-read from L2 rather than memory, block after block.
+void TernaryMatmul::forward_spans(const ActivationBatch& in, float* y, int64_t begin, int64_t end) const {
+  constexpr int64_t kL2BatchBytes = 256 << 10;
+  int32_t dots[kMaxDotsPerCall];
+  int32_t sums[kSpanBatchDots];
+  const bool one_block = in.tokens() <= max_tokens_;
+  const int64_t max_tokens = std::min<int64_t>(max_tokens_, in.tokens());
+  int64_t batch = kSpanBatchDots / (tile_rows_ * max_tokens);
+  if (!one_block) batch = std::clamp<int64_t>(kL2BatchBytes / std::max<int64_t>(1, weight_bytes() / tiles_), 1, batch);
+  for (int64_t b0 = begin; b0 < end; b0 += batch) {
+    const int64_t b1 = std::min(end, b0 + batch);
+    for (int64_t t0 = 0; t0 < in.tokens(); t0 += max_tokens_) {
+      const int tokens = static_cast<int>(std::min<int64_t>(max_tokens_, in.tokens() - t0));
+      const int64_t per_tile = int64_t{tokens} * tile_rows_;
+      for (int span = 0; span < spans_; ++span)
+        for (int64_t tile = b0; tile < b1; ++tile) {
+          int32_t* s = sums + (tile - b0) * per_tile;
+          tile_dots(tile, span, in, t0, tokens, span == 0 ? s : dots);
+          if (span > 0)
+            for (int64_t i = 0; i < per_tile; ++i) s[i] += dots[i];
+        }
+      for (int64_t tile = b0; tile < b1; ++tile) write_rows(tile, in, t0, tokens, sums + (tile - b0) * per_tile, y);
+    }
+  }
+}
+
+void TernaryMatmul::write_rows(int64_t tile, const ActivationBatch& in, int64_t t0, int tokens, const int32_t* dots,
+                               float* y) const {
+  const int64_t r0 = tile * tile_rows_;
+  const int64_t rows = std::min<int64_t>(tile_rows_, rows_ - r0);
+  for (int t = 0; t < tokens; ++t) {
+    // x 1.0f is exact: exact kernels keep the ref's float operations.
+    const float inv = scale_ / in.scale()[t0 + t] * dot_unit(t0 + t);
+    float* yt = y + (t0 + t) * rows_ + r0;
+    for (int64_t r = 0; r < rows; ++r) yt[r] = static_cast<float>(dots[t * tile_rows_ + r]) * inv;
   }
 }
 

@@ -23,16 +23,21 @@ class TernaryMatmul : public Matmul {
 
   // Upper bound of tile_rows * max_tokens: the dots of one call live on the stack.
   static constexpr int kMaxDotsPerCall = 1024;
+  // The int32 sums of a batch of tiles when K is split into spans (stack, 32 KB).
+  static constexpr int kSpanBatchDots = 8192;
 
  protected:
-  // tile_rows: rows per tile; max_tokens: tokens per tile_dots call.
-  TernaryMatmul(const WeightView& w, std::string name, float scale, int tile_rows, int max_tokens);
+  // tile_rows: rows per tile; max_tokens: tokens per tile_dots call; spans:
+  // ranges of columns each tile is split into (see forward_units), 1 for most.
+  TernaryMatmul(const WeightView& w, std::string name, float scale, int tile_rows, int max_tokens, int spans = 1);
 
   // Called once per forward, before any tile_dots: per-call activation
   // preprocessing (lookup tables), on the pool.
   virtual void prepare(const ActivationBatch& in, ThreadPool& pool) const {}
-  // dots[t][r] = sum_k t(row tile*tile_rows + r, k) * q[t0 + t][k] for t < tokens, r < tile_rows.
-  virtual void tile_dots(int64_t tile, const ActivationBatch& in, int64_t t0, int tokens, int32_t* dots) const = 0;
+  // dots[t][r] = sum_k t(row tile*tile_rows + r, k) * q[t0 + t][k] for t < tokens, r < tile_rows,
+  // k over the span's columns (all of them when spans == 1); the spans' dots add up to the row's.
+  virtual void tile_dots(int64_t tile, int span, const ActivationBatch& in, int64_t t0, int tokens,
+                         int32_t* dots) const = 0;
   // For kernels that store codes t + 1 (i2s, tl2v): their dots are
   // sum_k (t + 1) q = sum_k t q + sum_k q, so subtracting each token's sum(q)
   // from its tile_rows dots leaves sum_k t q.
@@ -44,9 +49,14 @@ class TernaryMatmul : public Matmul {
   std::string tensor_name_;
 
  private:
+  // y rows of one tile from its int32 dots [tokens][tile_rows].
+  void write_rows(int64_t tile, const ActivationBatch& in, int64_t t0, int tokens, const int32_t* dots,
+                  float* y) const;
+  void forward_spans(const ActivationBatch& in, float* y, int64_t begin, int64_t end) const;
+
   std::string name_;
   float scale_;
-  int tile_rows_, max_tokens_;
+  int tile_rows_, max_tokens_, spans_;
   int64_t tiles_;
 };
 

@@ -56,7 +56,8 @@ class TlMatmul final : public TernaryMatmul {
     });
   }
 
-  void tile_dots(int64_t tile, const ActivationBatch& in, int64_t t0, int tokens, int32_t* dots) const override {
+  void tile_dots(int64_t tile, int /*span*/, const ActivationBatch& in, int64_t t0, int tokens,
+                 int32_t* dots) const override {
     for (int t = 0; t < tokens; ++t)
       dots_({tiles_.tile(tile), tiles_.tl2_steps, tiles_.tl1_steps, tiles_.sign_offset(), tiles_.tl1_offset(),
              luts_.data() + (t0 + t) * lut_bytes_, dots + t * TlTiles::kRows});

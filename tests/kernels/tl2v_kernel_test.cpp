@@ -145,7 +145,9 @@ struct Shape {
 };
 
 // Bitwise the ref kernel's y: I2_S at the 2B-4T shapes and odd ones, TQ2_0 and
-// F16 ternary at K that leave partial tail lines.
+// F16 ternary at K that leave partial tail lines. Rows past 42 blocks are
+// taken in spans: K = 6912 and 8192 in 2 equal ones, 4300 in 2 and 9000 in 3
+// with a tail after the last, each with one and with several token blocks.
 TEST(Tl2vKernel, MatchesReferenceBitwise) {
   const auto variants = tl2v_variants();
   if (variants.empty()) GTEST_SKIP() << "no AVX-512 VBMI: RunsWhereVbmiIs checks the fallback";
@@ -154,6 +156,7 @@ TEST(Tl2vKernel, MatchesReferenceBitwise) {
       {1, 128, 1, GgmlType::I2_S},     {17, 128, 3, GgmlType::I2_S},   {69, 384, 8, GgmlType::I2_S},
       {40, 640, 13, GgmlType::I2_S},   {2560, 2560, 1, GgmlType::I2_S}, {640, 2560, 2, GgmlType::I2_S},
       {6912, 2560, 1, GgmlType::I2_S}, {2560, 6912, 1, GgmlType::I2_S}, {33, 6912, 9, GgmlType::I2_S},
+      {21, 4300, 10, GgmlType::F16},   {9, 9000, 1, GgmlType::F16},    {17, 8192, 3, GgmlType::TQ2_0},
       {23, 768, 5, GgmlType::TQ2_0},   {19, 100, 2, GgmlType::F16},     {5, 40, 1, GgmlType::F16}};
   for (const Shape& s : shapes) {
     const auto t = random_ternary(s.n, s.k, static_cast<uint64_t>(s.n * 31 + s.k));
