@@ -1,5 +1,7 @@
 #include "kernels/ternary_matmul.h"
 
+#include "kernels/spanned_tiles.h"
+
 #include <algorithm>
 #include <vector>
 
@@ -45,10 +47,11 @@ void TernaryMatmul::forward_units(const ActivationBatch& in, float* y, int64_t b
   }
 }
 
-// Long rows, split along K: a batch of tiles is taken span by span, so the
-// activations in use at a time are one span's (a tile of K = 6912 streams 23 KB
-// of weights between two reads of the same 6.9 KB activation row, and such
-// matrices ran 13-28% slower per weight; docs/performance.md). With spans
+// Long rows, split along K (tl2v, i2s; spanned_tiles.h): a batch of tiles is
+// taken span by span, so the activations in use at a time are one span's (a
+// tile of K = 6912 streams 23 KB of weights between two reads of the same
+// 6.9 KB activation row, and such matrices ran 13-28% slower per weight;
+// docs/performance.md). With spans
 // stored one after another (span-major), each span of a batch is still one
 // sequential stream of weights. A batch fits the int32 sums on the stack; with
 // several token blocks it is also kept small enough that its weights are
@@ -93,6 +96,15 @@ void TernaryMatmul::write_rows(int64_t tile, const ActivationBatch& in, int64_t 
 void TernaryMatmul::remove_code_offset(const ActivationBatch& in, int64_t t0, int tokens, int32_t* dots) const {
   for (int t = 0; t < tokens; ++t)
     for (int r = 0; r < tile_rows_; ++r) dots[t * tile_rows_ + r] -= in.sum()[t0 + t];
+}
+
+std::vector<int64_t> span_starts(int64_t cols, int64_t unit_columns, int64_t max_units) {
+  const int64_t units = cols / unit_columns;
+  const int64_t wanted = std::max<int64_t>(1, (units + max_units - 1) / max_units);
+  const int64_t per_span = std::max<int64_t>(1, (units + wanted - 1) / wanted);
+  std::vector<int64_t> starts{0};
+  for (int64_t u = per_span; u < units; u += per_span) starts.push_back(u * unit_columns);
+  return starts;
 }
 
 }  // namespace lowbit

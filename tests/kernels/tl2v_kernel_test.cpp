@@ -10,6 +10,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/tl2v_matmul.h"
 #include "kernels/tl2v_tile_dots.h"
+#include "kernels/spanned_tiles.h"
 #include "kernels/tl2v_tiles.h"
 #include "ternary_test_support.h"
 
@@ -137,6 +138,16 @@ TEST(Tl2vKernel, TileDotsExactOnTheLongestRows) {
       }
     }
   }
+}
+
+// Spans: whole units, balanced, at most max_units each; short rows keep one.
+TEST(Tl2vKernel, SpanStartsSplitLongRowsEvenly) {
+  EXPECT_EQ(span_starts(2560, 96, 42), std::vector<int64_t>({0}));
+  EXPECT_EQ(span_starts(4032 + 95, 96, 42), std::vector<int64_t>({0}));  // 42 blocks and a tail
+  EXPECT_EQ(span_starts(4128, 96, 42), std::vector<int64_t>({0, 2112}));  // 43 blocks: 22 + 21
+  EXPECT_EQ(span_starts(6912, 96, 42), std::vector<int64_t>({0, 3456}));
+  EXPECT_EQ(span_starts(9088, 16, 252), std::vector<int64_t>({0, 3040, 6080}));
+  EXPECT_EQ(span_starts(50, 96, 42), std::vector<int64_t>({0}));  // no whole block
 }
 
 struct Shape {
