@@ -34,8 +34,7 @@ constexpr int64_t kLineColumns = 16, kMaxSpanLines = 252;
 class I2sMatmul final : public TernaryMatmul {
  public:
   I2sMatmul(const WeightView& w, const TernaryScale& s, const CpuFeatures& cpu, ThreadPool& pool)
-      : TernaryMatmul(w, std::string("i2s/") + pick_isa(cpu).name, s.scale, I2sTiles::kRows, kI2sMaxTokens,
-                      static_cast<int>(span_starts(w.cols, kLineColumns, kMaxSpanLines).size())),
+      : TernaryMatmul(w, std::string("i2s/") + pick_isa(cpu).name, s.scale, I2sTiles::kRows, kI2sMaxTokens),
         dots_(pick_isa(cpu).dots),
         tiles_(w.rows, w.cols, kLineColumns, kMaxSpanLines) {
     for_each_ternary_row(w, s, pool, I2sTiles::kRows, [&](int64_t r, const int8_t* t) { tiles_.set_row(r, t); });
@@ -44,6 +43,7 @@ class I2sMatmul final : public TernaryMatmul {
   int64_t weight_bytes() const override { return tiles_.bytes(); }
 
  protected:
+  int spans() const override { return tiles_.count(); }
   void tile_dots(int64_t tile, int span, const ActivationBatch& in, int64_t t0, int tokens,
                  int32_t* dots) const override {
     const I2sTiles& s = tiles_.spans[span];

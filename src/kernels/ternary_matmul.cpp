@@ -1,23 +1,20 @@
 #include "kernels/ternary_matmul.h"
 
-#include "kernels/spanned_tiles.h"
-
 #include <algorithm>
 #include <vector>
 
 #include "core/error.h"
+#include "kernels/spanned_tiles.h"
 
 namespace lowbit {
 
-TernaryMatmul::TernaryMatmul(const WeightView& w, std::string name, float scale, int tile_rows, int max_tokens,
-                             int spans)
+TernaryMatmul::TernaryMatmul(const WeightView& w, std::string name, float scale, int tile_rows, int max_tokens)
     : Matmul(w.rows, w.cols),
       tensor_name_(w.name),
       name_(std::move(name)),
       scale_(scale),
       tile_rows_(tile_rows),
       max_tokens_(max_tokens),
-      spans_(spans),
       tiles_((w.rows + tile_rows - 1) / tile_rows) {
   if (tile_rows * max_tokens > kMaxDotsPerCall)
     fail("kernel ", name_, ": ", tile_rows, " rows x ", max_tokens, " tokens per call exceed ", kMaxDotsPerCall);
@@ -36,7 +33,7 @@ void TernaryMatmul::prepare_units(const ActivationBatch& in, ThreadPool& pool) c
 }
 
 void TernaryMatmul::forward_units(const ActivationBatch& in, float* y, int64_t begin, int64_t end) const {
-  if (spans_ > 1) return forward_spans(in, y, begin, end);
+  if (spans() > 1) return forward_spans(in, y, begin, end);
   int32_t dots[kMaxDotsPerCall];  // [tokens][tile_rows]
   for (int64_t tile = begin; tile < end; ++tile) {
     for (int64_t t0 = 0; t0 < in.tokens(); t0 += max_tokens_) {
@@ -51,15 +48,16 @@ void TernaryMatmul::forward_units(const ActivationBatch& in, float* y, int64_t b
 // taken span by span, so the activations in use at a time are one span's (a
 // tile of K = 6912 streams 23 KB of weights between two reads of the same
 // 6.9 KB activation row, and such matrices ran 13-28% slower per weight;
-// docs/performance.md). With spans
-// stored one after another (span-major), each span of a batch is still one
-// sequential stream of weights. A batch fits the int32 sums on the stack; with
-// several token blocks it is also kept small enough that its weights are
-// re-read from L2 rather than memory, block after block.
+// docs/performance.md). With spans stored one after another (span-major), each
+// span of a batch is still one sequential stream of weights. A batch fits the
+// int32 sums on the stack; with several token blocks it is also kept small
+// enough that its weights are re-read from L2 rather than memory, block after
+// block.
 void TernaryMatmul::forward_spans(const ActivationBatch& in, float* y, int64_t begin, int64_t end) const {
   constexpr int64_t kL2BatchBytes = 256 << 10;
   int32_t dots[kMaxDotsPerCall];
   int32_t sums[kSpanBatchDots];
+  const int spans = this->spans();
   const bool one_block = in.tokens() <= max_tokens_;
   const int64_t max_tokens = std::min<int64_t>(max_tokens_, in.tokens());
   int64_t batch = kSpanBatchDots / (tile_rows_ * max_tokens);
@@ -69,7 +67,7 @@ void TernaryMatmul::forward_spans(const ActivationBatch& in, float* y, int64_t b
     for (int64_t t0 = 0; t0 < in.tokens(); t0 += max_tokens_) {
       const int tokens = static_cast<int>(std::min<int64_t>(max_tokens_, in.tokens() - t0));
       const int64_t per_tile = int64_t{tokens} * tile_rows_;
-      for (int span = 0; span < spans_; ++span)
+      for (int span = 0; span < spans; ++span)
         for (int64_t tile = b0; tile < b1; ++tile) {
           int32_t* s = sums + (tile - b0) * per_tile;
           tile_dots(tile, span, in, t0, tokens, span == 0 ? s : dots);

@@ -27,15 +27,16 @@ class TernaryMatmul : public Matmul {
   static constexpr int kSpanBatchDots = 8192;
 
  protected:
-  // tile_rows: rows per tile; max_tokens: tokens per tile_dots call; spans:
-  // ranges of columns each tile is split into (see forward_units), 1 for most.
-  TernaryMatmul(const WeightView& w, std::string name, float scale, int tile_rows, int max_tokens, int spans = 1);
+  // tile_rows: rows per tile; max_tokens: tokens per tile_dots call.
+  TernaryMatmul(const WeightView& w, std::string name, float scale, int tile_rows, int max_tokens);
 
   // Called once per forward, before any tile_dots: per-call activation
   // preprocessing (lookup tables), on the pool.
   virtual void prepare(const ActivationBatch& in, ThreadPool& pool) const {}
+  // Ranges of columns each tile is split into (forward_spans); 1 unless the kernel splits long rows.
+  virtual int spans() const { return 1; }
   // dots[t][r] = sum_k t(row tile*tile_rows + r, k) * q[t0 + t][k] for t < tokens, r < tile_rows,
-  // k over the span's columns (all of them when spans == 1); the spans' dots add up to the row's.
+  // k over the span's columns (all of them when spans() == 1); the spans' dots add up to the row's.
   virtual void tile_dots(int64_t tile, int span, const ActivationBatch& in, int64_t t0, int tokens,
                          int32_t* dots) const = 0;
   // For kernels that store codes t + 1 (i2s, tl2v): their dots are
@@ -56,7 +57,7 @@ class TernaryMatmul : public Matmul {
 
   std::string name_;
   float scale_;
-  int tile_rows_, max_tokens_, spans_;
+  int tile_rows_, max_tokens_;
   int64_t tiles_;
 };
 

@@ -4,8 +4,8 @@
 #include "kernels/tl2v_matmul.h"
 
 #include "core/error.h"
-#include "kernels/ternary_matmul.h"
 #include "kernels/spanned_tiles.h"
+#include "kernels/ternary_matmul.h"
 #include "kernels/ternary_weights.h"
 #include "kernels/tl2v_tile_dots.h"
 #include "kernels/tl2v_tiles.h"
@@ -26,7 +26,7 @@ class Tl2vMatmul final : public TernaryMatmul {
  public:
   Tl2vMatmul(const WeightView& w, const TernaryScale& s, const CpuFeatures& cpu, ThreadPool& pool)
       : TernaryMatmul(w, cpu.avx512vnni ? "tl2v/avx512-vbmi-vnni" : "tl2v/avx512-vbmi", s.scale, Tl2vTiles::kRows,
-                      kTl2vMaxTokens, static_cast<int>(span_starts(w.cols, kBlockColumns, kMaxSpanBlocks).size())),
+                      kTl2vMaxTokens),
         dots_(tl2v_tile_dots_avx512(cpu.avx512vnni)),
         tiles_(w.rows, w.cols, kBlockColumns, kMaxSpanBlocks) {
     for_each_ternary_row(w, s, pool, Tl2vTiles::kRows, [&](int64_t r, const int8_t* t) { tiles_.set_row(r, t); });
@@ -35,6 +35,7 @@ class Tl2vMatmul final : public TernaryMatmul {
   int64_t weight_bytes() const override { return tiles_.bytes(); }
 
  protected:
+  int spans() const override { return tiles_.count(); }
   void tile_dots(int64_t tile, int span, const ActivationBatch& in, int64_t t0, int tokens,
                  int32_t* dots) const override {
     const Tl2vTiles& s = tiles_.spans[span];
