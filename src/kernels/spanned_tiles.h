@@ -3,6 +3,7 @@
 // long rows. Rows up to max_units units of unit_columns columns keep one span.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 

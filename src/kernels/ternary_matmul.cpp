@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "core/error.h"
-#include "kernels/spanned_tiles.h"
 
 namespace lowbit {
 
@@ -94,15 +93,6 @@ void TernaryMatmul::write_rows(int64_t tile, const ActivationBatch& in, int64_t 
 void TernaryMatmul::remove_code_offset(const ActivationBatch& in, int64_t t0, int tokens, int32_t* dots) const {
   for (int t = 0; t < tokens; ++t)
     for (int r = 0; r < tile_rows_; ++r) dots[t * tile_rows_ + r] -= in.sum()[t0 + t];
-}
-
-std::vector<int64_t> span_starts(int64_t cols, int64_t unit_columns, int64_t max_units) {
-  const int64_t units = cols / unit_columns;
-  const int64_t wanted = std::max<int64_t>(1, (units + max_units - 1) / max_units);
-  const int64_t per_span = std::max<int64_t>(1, (units + wanted - 1) / wanted);
-  std::vector<int64_t> starts{0};
-  for (int64_t u = per_span; u < units; u += per_span) starts.push_back(u * unit_columns);
-  return starts;
 }
 
 }  // namespace lowbit

@@ -8,7 +8,9 @@ namespace lowbit::test {
 namespace {
 
 TEST(Int1Kernel, Q1_0MatchesReferenceBitExact) {
-  const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 128}, {17, 384}, {33, 2560}, {640, 2560}};
+  // Long rows too (K = 6912, 8320).
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 128},    {17, 384},  {33, 2560},
+                                                            {640, 2560}, {13, 6912}, {3, 8320}};
   for (const auto& [rows, cols] : shapes) {
     for (int64_t tokens : {1, 4}) {
       const auto data = random_scaled_blocks(GgmlType::Q1_0, rows, cols, rows * 7 + cols);

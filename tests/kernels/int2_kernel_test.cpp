@@ -23,7 +23,9 @@ std::array<uint8_t, 32> nibble_luts(const std::array<int8_t, 4>& levels) {
 }
 
 TEST(Int2Kernel, Q2_0MatchesReferenceBitExact) {
-  const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 64}, {17, 192}, {35, 2560}, {16, 64}, {640, 2560}};
+  // Long rows too (K = 6912, 9024).
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 64},     {17, 192},  {35, 2560}, {16, 64},
+                                                            {640, 2560}, {21, 6912}, {5, 9024}};
   for (const auto& [rows, cols] : shapes) {
     for (int64_t tokens : {1, 3}) {
       const auto data = random_scaled_blocks(GgmlType::Q2_0, rows, cols, rows * 31 + cols);
@@ -35,7 +37,7 @@ TEST(Int2Kernel, Q2_0MatchesReferenceBitExact) {
 
 TEST(Int2Kernel, TernaryFilesMatchReferenceBitExact) {
   for (GgmlType type : {GgmlType::TQ2_0, GgmlType::I2_S}) {
-    for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{21, 256}, {40, 768}}) {
+    for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{21, 256}, {40, 768}, {17, 6912}}) {
       const auto t = random_ternary(rows, cols, rows + cols);
       const auto data = encode_ternary(type, t, rows, cols, 0.37f);
       EXPECT_FALSE(expect_family_matches_reference("int2", type, data, rows, cols, 2, 5).empty());
