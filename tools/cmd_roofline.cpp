@@ -35,6 +35,7 @@ struct Options {
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string model = "bitnet-2b4t";
   int calls = 40;  // timed GEMVs per matrix and core count (each after a cache eviction)
+  bool chain = false;  // time copies back to back (gemv_timing.h); calls = passes
 };
 
 struct Family {
@@ -131,8 +132,9 @@ int run_roofline(const Options& o) {
 
   const auto shapes = matrix_shapes(find_model_shape(o.model));
   std::printf("\nroofline bound min(bandwidth, p x f x B/C) vs measured GEMV (%s shapes, weights out of cache, "
-              "median):\n| kernel | cores | bandwidth GB/s | compute GB/s | bound GB/s | limited by |",
-              o.model.c_str());
+              "median; %s):\n| kernel | cores | bandwidth GB/s | compute GB/s | bound GB/s | limited by |",
+              o.model.c_str(),
+              o.chain ? "copies back to back, as a decode step runs its matrices" : "single calls after an eviction");
   for (const auto& [n, k] : shapes) std::printf(" %lldx%lld GB/s (%% of bound) |", static_cast<long long>(n),
                                                 static_cast<long long>(k));
   std::printf("\n|---|---:|---:|---:|---:|---|");
@@ -142,32 +144,36 @@ int run_roofline(const Options& o) {
   for (const Family& f : kFamilies) {
     if (compute.count(f.name) == 0) continue;
     const ComputeThroughput& c = compute[f.name];
-    std::vector<std::unique_ptr<Matmul>> mats;
-    std::vector<std::vector<uint8_t>> keep;
+    // Shape by shape (with --chain, its copies take 2x the last-level cache), every core count.
+    std::string kernel_name;
     for (size_t i = 0; i < shapes.size(); ++i) {
-      keep.push_back(random_blocks(f.type, shapes[i].first, shapes[i].second, 100 + i));
-      const WeightView w{"roofline", f.type, shapes[i].first, shapes[i].second, keep.back().data()};
-      HugePageScope huge_pages;  // as Model::load places its matrices
-      mats.push_back(find_kernel_family(f.name)->make(w, cpu, *pools[o.threads]));
+      const auto data = random_blocks(f.type, shapes[i].first, shapes[i].second, 100 + i);
+      const WeightView w{"roofline", f.type, shapes[i].first, shapes[i].second, data.data()};
+      const auto make = [&] { return find_kernel_family(f.name)->make(w, cpu, *pools[o.threads]); };
+      auto mats = make_copies(1, make);  // huge pages, as Model::load places its matrices
+      if (o.chain)
+        for (auto& m : make_copies(chain_copies(mats.front()->weight_bytes()) - 1, make)) mats.push_back(std::move(m));
+      kernel_name = mats.front()->kernel_name();
+      Rng rng(3);
+      std::vector<float> x(static_cast<size_t>(shapes[i].second));
+      for (auto& v : x) v = static_cast<float>(rng.normal());
+      ActivationBatch in(1, shapes[i].second);
+      in.set(x.data(), 1, shapes[i].second);
+      for (int p = 1; p <= o.threads; ++p) {
+        const double s = o.chain ? seconds_per_matmul_chain(mats, in, *pools[p], o.calls)
+                                 : seconds_per_matmul(*mats.front(), in, *pools[p], 0.0, o.calls);
+        measured[{f.name, p}].push_back(static_cast<double>(mats.front()->weight_bytes()) / s / 1e9);
+      }
     }
     for (int p = 1; p <= o.threads; ++p) {
       const double compute_gbps = p * clock.core_hz * c.bytes_per_vector / c.cycles_per_vector / 1e9;
       const double bound = std::min(bandwidth[p], compute_gbps);
-      std::printf("| %s | %d | %.1f | %.1f | %.1f | %s |", mats[0]->kernel_name().c_str(), p, bandwidth[p],
-                  compute_gbps, bound, bandwidth[p] <= compute_gbps ? "memory" : "compute");
-      for (size_t i = 0; i < shapes.size(); ++i) {
-        Rng rng(3);
-        std::vector<float> x(static_cast<size_t>(shapes[i].second));
-        for (auto& v : x) v = static_cast<float>(rng.normal());
-        ActivationBatch in(1, shapes[i].second);
-        in.set(x.data(), 1, shapes[i].second);
-        const double s = seconds_per_matmul(*mats[i], in, *pools[p], 0.0, o.calls);
-        const double gbps = static_cast<double>(mats[i]->weight_bytes()) / s / 1e9;
-        measured[{f.name, p}].push_back(gbps);
-        std::printf(" %.1f (%.0f%%) |", gbps, 100 * gbps / bound);
-      }
+      std::printf("| %s | %d | %.1f | %.1f | %.1f | %s |", kernel_name.c_str(), p, bandwidth[p], compute_gbps, bound,
+                  bandwidth[p] <= compute_gbps ? "memory" : "compute");
+      for (const double gbps : measured[{f.name, p}]) std::printf(" %.1f (%.0f%%) |", gbps, 100 * gbps / bound);
       std::printf("\n");
     }
+    std::fflush(stdout);
   }
   if (measured.count({"int2", o.threads}) && measured.count({"q8_0", o.threads})) {
     std::printf("\nint2 GB/s as %% of q8_0 GB/s at %d threads:", o.threads);
@@ -184,7 +190,10 @@ CommandMain setup_roofline(CLI::App& app) {
   auto o = std::make_shared<Options>();
   app.add_option("-t,--threads", o->threads, "largest core count to model and measure (1..t)");
   app.add_option("--shapes", o->model, "model whose matrix shapes to time (bitnet-2b4t, llama3-8b-1.58, ...)");
-  app.add_option("-r,--calls", o->calls, "timed calls per GEMV (the median is reported)");
+  app.add_option("-r,--calls", o->calls, "timed calls per GEMV (the median is reported); with --chain, passes");
+  app.add_flag("--chain", o->chain,
+               "time copies of each matrix back to back, as a decode step runs its matrices, instead of single calls "
+               "after a cache eviction");
   return [o] { return run_roofline(*o); };
 }
 

@@ -54,4 +54,33 @@ double seconds_per_matmul(const Matmul& m, const ActivationBatch& in, ThreadPool
   return times[times.size() / 2];
 }
 
+// At most 8192 copies: a tiny matrix (tests) gets a shorter chain, not millions of objects.
+int64_t chain_copies(int64_t bytes) {
+  const int64_t n = (static_cast<int64_t>(evict_bytes()) + bytes - 1) / std::max<int64_t>(1, bytes);
+  return std::clamp<int64_t>(n, 4, 8192);
+}
+
+std::vector<std::unique_ptr<Matmul>> make_copies(int64_t n, const std::function<std::unique_ptr<Matmul>()>& make) {
+  HugePageScope huge_pages;  // as Model::load places its matrices: back to back
+  std::vector<std::unique_ptr<Matmul>> copies;
+  for (int64_t i = 0; i < n; ++i) copies.push_back(make());
+  return copies;
+}
+
+double seconds_per_matmul_chain(const std::vector<std::unique_ptr<Matmul>>& copies, const ActivationBatch& in,
+                                ThreadPool& pool, int passes) {
+  if (copies.empty()) return 0;
+  std::vector<float> y(static_cast<size_t>(in.tokens() * copies.front()->rows()));
+  in.quantize(pool);
+  for (const auto& m : copies) m->forward(in, y.data(), pool);  // warm-up: page faults, lazily built state
+  std::vector<double> times;
+  for (int p = 0; p < std::max(1, passes); ++p) {
+    const double t0 = now_seconds();
+    for (const auto& m : copies) m->forward(in, y.data(), pool);
+    times.push_back((now_seconds() - t0) / static_cast<double>(copies.size()));
+  }
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  return times[times.size() / 2];
+}
+
 }  // namespace lowbit::tools

@@ -3,6 +3,11 @@
 // last-level cache. Shared by `lowbit bench-gemv` and `lowbit roofline`.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
 #include "core/thread_pool.h"
 #include "kernels/matmul.h"
 
@@ -16,5 +21,20 @@ namespace lowbit::tools {
 // (one quantization serves several matrices in a model).
 double seconds_per_matmul(const Matmul& m, const ActivationBatch& in, ThreadPool& pool, double min_seconds,
                           int min_calls = 3);
+
+// The other way to time it: as a decode step runs its matrices, one after
+// another, each a different matrix out of cache. Model::load carves a model's
+// matrices back to back in execution order (core/aligned_buffer.h), so the
+// memory system streams from one matrix into the next; a single call after an
+// eviction starts from an idle one and pays that start every time.
+//
+// chain_copies(bytes): how many copies of a matrix of `bytes` cover twice the
+// last-level cache (as the eviction buffer does), 4 to 8192 of them. make_copies(n) builds them
+// under one HugePageScope, so they lie back to back.
+int64_t chain_copies(int64_t bytes);
+std::vector<std::unique_ptr<Matmul>> make_copies(int64_t n, const std::function<std::unique_ptr<Matmul>()>& make);
+// Median over `passes` passes of (seconds of one pass over all copies) / copies.
+double seconds_per_matmul_chain(const std::vector<std::unique_ptr<Matmul>>& copies, const ActivationBatch& in,
+                                ThreadPool& pool, int passes);
 
 }  // namespace lowbit::tools

@@ -54,5 +54,22 @@ TEST(BenchCommand, BadOptionsFailClearly) {
   EXPECT_NE(o.err.find("nosuch"), std::string::npos) << o.err;
 }
 
+// bench-gemv's two timings: single cold calls, and copies back to back (--chain).
+TEST(BenchGemvCommand, TimesSingleCallsAndChains) {
+  for (const std::string mode : {"", " --chain"}) {
+    const Outcome o = run_lowbit("bench-gemv --shapes 1536x1536 --kernel i2s -t 1 -r 2" + mode);
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    EXPECT_NE(o.out.find(mode.empty() ? "timing: single calls" : "timing: copies of each matrix"), std::string::npos)
+        << o.out;
+    // us/call, GB/s and the share of the read bandwidth, all numbers.
+    EXPECT_TRUE(std::regex_search(
+        o.out, std::regex(R"(\| bitnet-large 1536x1536 \| i2s/[a-z0-9-]+ \| 1 \| [0-9.]+ \| [0-9.]+ \| [0-9]+% \|)")))
+        << o.out;
+  }
+  const Outcome bad = run_lowbit("bench-gemv --shapes 1536x1536 --kernel nosuch -t 1");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("nosuch"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace lowbit

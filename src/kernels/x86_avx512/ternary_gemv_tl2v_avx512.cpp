@@ -36,8 +36,10 @@ constexpr int accumulators(int tokens) { return tokens == 1 ? 6 : tokens == 2 ? 
 // Software prefetch this far ahead of the block being read. Without it the
 // GEMV ran ~20% slower than i2s on cold weights (it reads a sixth fewer bytes
 // but issues twice the instructions per byte, so fewer of its loads are in
-// flight); with it, 1.12-1.28x faster (2048 bytes: less, 8192: the same).
-inline constexpr int64_t kPrefetchBytes = 4096;
+// flight); with 4 KiB, 1.12-1.28x faster. 8 KiB: the same at 1 thread and
+// 3-5% faster than 4 KiB at 2 threads, where memory latency under load is
+// longer (decode-step chain; 16 KiB slower again; docs/performance.md).
+inline constexpr int64_t kPrefetchBytes = 8192;
 inline constexpr int64_t kMaxBlocksInPlace = (int64_t{1} << 21) / Tl2vTiles::kBlockColumns;
 
 template <bool kVnni, int kTokens, bool kInPlace>
