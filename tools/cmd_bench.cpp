@@ -31,6 +31,7 @@ struct BenchOptions {
   std::vector<std::string> kernels = {"auto"};
   int64_t n_prompt = 128;
   int64_t n_gen = 64;
+  int64_t depth = 0;  // context tokens already in the KV cache when each test starts
   int repetitions = 3;
   bool verbose = false;
   bool profile = false;
@@ -74,9 +75,11 @@ Stats stats(const std::vector<double>& v) {
   return s;
 }
 
-// tok/s of one run of `test` from an empty context.
-double run_once(Decoder& d, const std::vector<int32_t>& tokens, bool prompt, std::vector<float>& logits) {
-  d.truncate(0);
+// tok/s of one run of `test` after the first `depth` positions (already in the
+// KV cache) of the context.
+double run_once(Decoder& d, int64_t depth, const std::vector<int32_t>& tokens, bool prompt,
+                std::vector<float>& logits) {
+  d.truncate(depth);
   const double t0 = now_seconds();
   if (prompt) {
     d.eval(tokens.data(), static_cast<int64_t>(tokens.size()), logits.data());
@@ -120,8 +123,8 @@ int bench(const BenchOptions& o) {
   if (threads.empty()) threads = hw > 1 ? std::vector<int>{1, hw} : std::vector<int>{1};
   for (int t : threads)
     if (t < 1 || t > 1024) fail("bench: -t ", t, " is not a thread count in 1..1024");
-  if (o.n_prompt < 0 || o.n_gen < 0 || o.n_prompt + o.n_gen == 0 || o.repetitions < 1)
-    fail("bench: need -p >= 0, -n >= 0 (not both 0) and -r >= 1");
+  if (o.n_prompt < 0 || o.n_gen < 0 || o.n_prompt + o.n_gen == 0 || o.repetitions < 1 || o.depth < 0)
+    fail("bench: need -p >= 0, -n >= 0 (not both 0), -d >= 0 and -r >= 1");
   const int max_threads = *std::max_element(threads.begin(), threads.end());
   ThreadPool load_pool(max_threads);
 
@@ -153,7 +156,9 @@ int bench(const BenchOptions& o) {
   std::printf("|---|---:|---|---:|---|---:|---:|---:|---:|\n");
   std::fflush(stdout);
 
-  const int64_t ctx = o.n_prompt + o.n_gen + 1;
+  const int64_t ctx = o.depth + o.n_prompt + o.n_gen + 1;
+  // "tg64" or, with -d, "tg64 @ d1024" as llama-bench writes it.
+  const std::string at_depth = o.depth > 0 ? cat(" @ d", o.depth) : "";
   std::string profiles;  // --profile tables, printed after the main table
   for (const std::string& path : models) {
     for (const std::string& kernel : o.kernels) {
@@ -184,30 +189,35 @@ int bench(const BenchOptions& o) {
           cat(kernel, ": ", layer_kernel, layer_kernel == head_kernel ? "" : " + " + head_kernel);
       for (size_t ti = 0; ti < threads.size(); ++ti) {
         ThreadPool pool(threads[ti]);
-        Decoder decoder(*model, pool, std::max<int64_t>(1, o.n_prompt), KvCacheType::F16);
+        Decoder decoder(*model, pool, std::max<int64_t>({1, o.n_prompt, std::min<int64_t>(o.depth, 512)}),
+                        KvCacheType::F16);
+        if (o.depth > 0) {  // the context every run starts from, evaluated once, untimed
+          const std::vector<int32_t> context = random_tokens(o.depth);
+          decoder.eval(context.data(), o.depth, logits.data());
+        }
         for (const bool prompt : {true, false}) {
           const int64_t n = prompt ? o.n_prompt : o.n_gen;
           if (n == 0) continue;
           const std::vector<int32_t> tokens = random_tokens(n);
           // Warm-up: pages of weights read in place come in, caches and the pool settle.
-          run_once(decoder, prompt ? tokens : std::vector<int32_t>(tokens.begin(), tokens.begin() + std::min<int64_t>(n, 4)),
+          run_once(decoder, o.depth, prompt ? tokens : std::vector<int32_t>(tokens.begin(), tokens.begin() + std::min<int64_t>(n, 4)),
                    prompt, logits);
           std::vector<double> speeds;
           DecodeProfile profile;
           if (o.profile) decoder.set_profile(&profile);
-          for (int r = 0; r < o.repetitions; ++r) speeds.push_back(run_once(decoder, tokens, prompt, logits));
+          for (int r = 0; r < o.repetitions; ++r) speeds.push_back(run_once(decoder, o.depth, tokens, prompt, logits));
           decoder.set_profile(nullptr);
           const Stats s = stats(speeds);
           // Decode streams every weight byte once per token; a prompt pass once per n tokens.
           const double roofline = bandwidth[ti] * 1e9 / static_cast<double>(wbytes) * (prompt ? n : 1);
-          std::printf("| %s | %s | %s | %d | %s%lld | %.2f ± %.2f | %s | %.0f%% of %.0f GB/s | %s |\n", name.c_str(),
+          std::printf("| %s | %s | %s | %d | %s%lld%s | %.2f ± %.2f | %s | %.0f%% of %.0f GB/s | %s |\n", name.c_str(),
                       gb(file_size(path)).c_str(), kernels_used.c_str(), threads[ti],
-                      prompt ? "pp" : "tg", static_cast<long long>(n), s.mean, s.stddev, gb(wbytes).c_str(),
+                      prompt ? "pp" : "tg", static_cast<long long>(n), at_depth.c_str(), s.mean, s.stddev, gb(wbytes).c_str(),
                       100.0 * s.mean / roofline, bandwidth[ti], gb(peak_rss_bytes()).c_str());
           std::fflush(stdout);
           if (o.profile)
             profiles += profile_table(cat("profile: ", name, ", ", kernels_used, ", ", threads[ti], " thread",
-                                          threads[ti] > 1 ? "s, " : ", ", prompt ? "pp" : "tg", n),
+                                          threads[ti] > 1 ? "s, " : ", ", prompt ? "pp" : "tg", n, at_depth),
                                       profile, bandwidth[ti]);
         }
       }
@@ -241,6 +251,8 @@ CommandMain setup_bench(CLI::App& app) {
   app.add_option("-t,--threads", *threads, "comma-separated thread counts (default: 1 and all hardware threads)");
   app.add_option("-p,--n-prompt", o->n_prompt, "prompt tokens per pp test (0: none)");
   app.add_option("-n,--n-gen", o->n_gen, "generated tokens per tg test (0: none)");
+  app.add_option("-d,--depth", o->depth,
+                 "context tokens already in the KV cache when each test starts (as llama-bench's -d; 0: none)");
   app.add_option("-r,--repetitions", o->repetitions, "timed runs per test");
   app.add_option("--kernel", o->kernels, "matmul kernel(s): " + kernel_names())->delimiter(',');
   app.add_flag("-v,--verbose", o->verbose, "print the kernel chosen for each matrix");
@@ -250,7 +262,8 @@ CommandMain setup_bench(CLI::App& app) {
     o->command_line = "lowbit bench";
     for (const auto& m : o->models) o->command_line += " -m " + m;
     if (!threads->empty()) o->command_line += " -t " + *threads;
-    o->command_line += cat(" -p ", o->n_prompt, " -n ", o->n_gen, " -r ", o->repetitions);
+    o->command_line += cat(" -p ", o->n_prompt, " -n ", o->n_gen, o->depth > 0 ? cat(" -d ", o->depth) : "", " -r ",
+                           o->repetitions);
     std::string k;
     for (const auto& s : o->kernels) k += (k.empty() ? "" : ",") + s;
     if (k != "auto") o->command_line += " --kernel " + k;

@@ -31,13 +31,15 @@ struct VectorOps {
   void (*scale)(float* y, int64_t n, float s);
   // y[i] = fp16(x[i]), round to nearest even.
   void (*to_f16)(const float* x, uint16_t* y, int64_t n);
-  // One query head over n_pos cached positions (row j of k / v at j * stride):
-  // scores[j] = q . k_j * scale, softmax, out = sum_j scores[j] v_j.
-  // scores: [n_pos] scratch; out: [head_dim].
-  void (*attend_f16)(const float* q, const uint16_t* k, const uint16_t* v, int64_t stride, int64_t n_pos,
+  // `heads` query heads that share one KV head (grouped-query attention), over
+  // n_pos cached positions (row j of k / v at j * stride). For each head h
+  // (q_h = q + h * head_dim): scores_h[j] = q_h . k_j * scale, softmax,
+  // out_h = sum_j scores_h[j] v_j. scores: [heads][n_pos] scratch; out:
+  // [heads][head_dim]. The heads of a group read each k_j and v_j once.
+  void (*attend_f16)(const float* q, int64_t heads, const uint16_t* k, const uint16_t* v, int64_t stride,
+                     int64_t n_pos, int64_t head_dim, float scale, float* scores, float* out);
+  void (*attend_f32)(const float* q, int64_t heads, const float* k, const float* v, int64_t stride, int64_t n_pos,
                      int64_t head_dim, float scale, float* scores, float* out);
-  void (*attend_f32)(const float* q, const float* k, const float* v, int64_t stride, int64_t n_pos, int64_t head_dim,
-                     float scale, float* scores, float* out);
   // BitNet's per-token absmax int8 quantization, exactly
   // quantize_activations_absmax_ref (same q, scale and sum).
   ActivationRowQuant (*quantize_absmax)(const float* x, int64_t n, int8_t* q);

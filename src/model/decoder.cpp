@@ -27,7 +27,7 @@ Decoder::Decoder(const Model& model, ThreadPool& pool, int64_t max_batch, KvCach
   proj_ = AlignedBuffer<float>(sz(B * D));
   gate_ = AlignedBuffer<float>(sz(B * F));
   up_ = AlignedBuffer<float>(sz(B * F));
-  scores_ = AlignedBuffer<float>(sz(pool.size() * model.n_ctx()));
+  scores_ = AlignedBuffer<float>(sz(pool.size() * model.n_ctx() * std::max<int64_t>(1, c.n_head / c.n_head_kv)));
   rope_cos_ = AlignedBuffer<float>(sz(B * c.n_rot / 2));
   rope_sin_ = AlignedBuffer<float>(sz(B * c.n_rot / 2));
   act_ = ActivationBatch(B, std::max({D, Q, F}));
@@ -121,24 +121,32 @@ void Decoder::store_kv(int64_t layer, int64_t n) {
 
 void Decoder::attention(int64_t layer, int64_t n) {
   const ModelConfig& c = model_.config();
-  const int64_t H = c.n_head, Dh = c.head_dim, Q = c.q_dim(), KV = c.kv_dim();
+  const int64_t Dh = c.head_dim, Q = c.q_dim(), KV = c.kv_dim(), H_kv = c.n_head_kv;
   const int64_t group = c.n_head / c.n_head_kv;
   const int64_t ctx = model_.n_ctx();
   const int64_t cache_base = layer * ctx * KV;
   const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
-  // One work item per (token, head).
-  pool_.parallel_for(n * H, 1, [&](int64_t begin, int64_t end, int thread) {
-    float* s = scores_.data() + thread * ctx;
+  // One work item per (token, KV head): the query heads of a group read the
+  // KV head's cache once. Only when there are fewer items than threads is a
+  // group split, each part then reading the cache itself. (Decode's 5 KV heads
+  // on 2 threads split 3:2, yet at 2048 cached positions that took 8.5-8.9 ms
+  // per token against 10.4-11.1 with groups halved into 10 items.)
+  int64_t heads = group;
+  while (heads % 2 == 0 && n * H_kv * (group / heads) < pool_.size()) heads /= 2;
+  const int64_t parts = group / heads;
+  pool_.parallel_for(n * H_kv * parts, 1, [&](int64_t begin, int64_t end, int thread) {
+    float* s = scores_.data() + thread * ctx * group;
     for (int64_t item = begin; item < end; ++item) {
-      const int64_t t = item / H, h = item % H;
+      const int64_t t = item / (H_kv * parts), g = item / parts % H_kv, part = item % parts;
       const int64_t n_pos = pos_ + t + 1;  // attends to positions 0 .. pos_ + t
-      const float* q = q_.data() + t * Q + h * Dh;
-      float* out = att_.data() + t * Q + h * Dh;
-      const int64_t at = cache_base + (h / group) * Dh;
+      const int64_t first_head = g * group + part * heads;
+      const float* q = q_.data() + t * Q + first_head * Dh;
+      float* out = att_.data() + t * Q + first_head * Dh;
+      const int64_t at = cache_base + g * Dh;
       if (kv_type_ == KvCacheType::F16) {
-        ops_.attend_f16(q, k_cache16_.data() + at, v_cache16_.data() + at, KV, n_pos, Dh, scale, s, out);
+        ops_.attend_f16(q, heads, k_cache16_.data() + at, v_cache16_.data() + at, KV, n_pos, Dh, scale, s, out);
       } else {
-        ops_.attend_f32(q, k_cache32_.data() + at, v_cache32_.data() + at, KV, n_pos, Dh, scale, s, out);
+        ops_.attend_f32(q, heads, k_cache32_.data() + at, v_cache32_.data() + at, KV, n_pos, Dh, scale, s, out);
       }
     }
   });

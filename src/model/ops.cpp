@@ -94,14 +94,16 @@ void to_f16(const float* x, uint16_t* y, int64_t n) {
 
 }  // namespace
 
-void attend_f16(const float* q, const uint16_t* k, const uint16_t* v, int64_t stride, int64_t n_pos, int64_t head_dim,
-                float scale, float* scores, float* out) {
-  attend(q, k, v, stride, n_pos, head_dim, scale, scores, out);
+void attend_f16(const float* q, int64_t heads, const uint16_t* k, const uint16_t* v, int64_t stride, int64_t n_pos,
+                int64_t head_dim, float scale, float* scores, float* out) {
+  for (int64_t h = 0; h < heads; ++h)
+    attend(q + h * head_dim, k, v, stride, n_pos, head_dim, scale, scores + h * n_pos, out + h * head_dim);
 }
 
-void attend_f32(const float* q, const float* k, const float* v, int64_t stride, int64_t n_pos, int64_t head_dim,
-                float scale, float* scores, float* out) {
-  attend(q, k, v, stride, n_pos, head_dim, scale, scores, out);
+void attend_f32(const float* q, int64_t heads, const float* k, const float* v, int64_t stride, int64_t n_pos,
+                int64_t head_dim, float scale, float* scores, float* out) {
+  for (int64_t h = 0; h < heads; ++h)
+    attend(q + h * head_dim, k, v, stride, n_pos, head_dim, scale, scores + h * n_pos, out + h * head_dim);
 }
 
 const VectorOps& scalar_vector_ops() {

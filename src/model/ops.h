@@ -32,12 +32,14 @@ void softmax(float* x, int64_t n);
 void silu_gate(float* gate, const float* up, int64_t n);
 void relu2_gate(float* gate, const float* up, int64_t n);
 
-// One query head over n_pos cached positions (row j of k and v at j * stride):
-// softmax(q . k_j * scale) weighted sum of the v_j. scores: [n_pos] scratch.
-void attend_f16(const float* q, const uint16_t* k, const uint16_t* v, int64_t stride, int64_t n_pos, int64_t head_dim,
-                float scale, float* scores, float* out);
-void attend_f32(const float* q, const float* k, const float* v, int64_t stride, int64_t n_pos, int64_t head_dim,
-                float scale, float* scores, float* out);
+// `heads` query heads (q + h * head_dim) over n_pos cached positions of the KV
+// head they share (row j of k and v at j * stride): per head,
+// softmax(q_h . k_j * scale) weighted sum of the v_j into out + h * head_dim.
+// scores: [heads][n_pos] scratch.
+void attend_f16(const float* q, int64_t heads, const uint16_t* k, const uint16_t* v, int64_t stride, int64_t n_pos,
+                int64_t head_dim, float scale, float* scores, float* out);
+void attend_f32(const float* q, int64_t heads, const float* k, const float* v, int64_t stride, int64_t n_pos,
+                int64_t head_dim, float scale, float* scores, float* out);
 
 // These definitions as a VectorOps table ("scalar").
 const VectorOps& scalar_vector_ops();

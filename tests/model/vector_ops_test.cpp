@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/cpu_features.h"
+#include "core/error.h"
 #include "core/half.h"
 #include "core/rng.h"
 #include "model/ops.h"
@@ -144,28 +145,38 @@ TEST(VectorOps, AddScaleAndF16StoreMatchScalar) {
   }
 }
 
+// Grouped-query attention: 1-9 query heads over one KV head (groups of 8, 4,
+// 2 and a single head, and their mixes), against the scalar head-by-head loop.
 TEST(VectorOps, AttentionMatchesScalar) {
   for (const VectorOps* ops : isa_tables()) {
     for (int64_t head_dim : {8, 64, 100, 128, 256}) {
       for (int64_t n_pos : {1, 2, 17, 200}) {
-        const int64_t stride = head_dim * 3 + 5;
-        // Moderate scores: softmax amplifies float reassociation in huge ones.
-        auto q = random_vector(head_dim, 8 + head_dim, 0.1f);
-        for (auto& v : q) v = std::clamp(v, -0.3f, 0.3f);
-        const auto k32 = random_vector(stride * n_pos, 9 + n_pos), v32 = random_vector(stride * n_pos, 10 + n_pos);
-        std::vector<uint16_t> k16(k32.size()), v16(v32.size());
-        for (size_t i = 0; i < k32.size(); ++i) {
-          k16[i] = float_to_fp16(k32[i]);
-          v16[i] = float_to_fp16(v32[i]);
+        for (int64_t heads : {1, 2, 3, 4, 5, 8, 9}) {
+          const int64_t stride = head_dim * 3 + 5;
+          // Moderate scores: softmax amplifies float reassociation in huge ones.
+          auto q = random_vector(heads * head_dim, 8 + head_dim + heads, 0.1f);
+          for (auto& v : q) v = std::clamp(v, -0.3f, 0.3f);
+          const auto k32 = random_vector(stride * n_pos, 9 + n_pos), v32 = random_vector(stride * n_pos, 10 + n_pos);
+          std::vector<uint16_t> k16(k32.size()), v16(v32.size());
+          for (size_t i = 0; i < k32.size(); ++i) {
+            k16[i] = float_to_fp16(k32[i]);
+            v16[i] = float_to_fp16(v32[i]);
+          }
+          const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+          std::vector<float> scores(static_cast<size_t>(heads * n_pos));
+          std::vector<float> want(static_cast<size_t>(heads * head_dim)), got(want.size());
+          const std::string what = cat(ops->isa, " heads ", heads, " head_dim ", head_dim, " n_pos ", n_pos);
+          attend_f16(q.data(), heads, k16.data(), v16.data(), stride, n_pos, head_dim, scale, scores.data(),
+                     want.data());
+          ops->attend_f16(q.data(), heads, k16.data(), v16.data(), stride, n_pos, head_dim, scale, scores.data(),
+                          got.data());
+          expect_close(got, want, 1e-5, what + " attend_f16");
+          attend_f32(q.data(), heads, k32.data(), v32.data(), stride, n_pos, head_dim, scale, scores.data(),
+                     want.data());
+          ops->attend_f32(q.data(), heads, k32.data(), v32.data(), stride, n_pos, head_dim, scale, scores.data(),
+                          got.data());
+          expect_close(got, want, 1e-5, what + " attend_f32");
         }
-        const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-        std::vector<float> scores(static_cast<size_t>(n_pos)), want(static_cast<size_t>(head_dim)), got(want.size());
-        attend_f16(q.data(), k16.data(), v16.data(), stride, n_pos, head_dim, scale, scores.data(), want.data());
-        ops->attend_f16(q.data(), k16.data(), v16.data(), stride, n_pos, head_dim, scale, scores.data(), got.data());
-        expect_close(got, want, 1e-5, std::string(ops->isa) + " attend_f16");
-        attend_f32(q.data(), k32.data(), v32.data(), stride, n_pos, head_dim, scale, scores.data(), want.data());
-        ops->attend_f32(q.data(), k32.data(), v32.data(), stride, n_pos, head_dim, scale, scores.data(), got.data());
-        expect_close(got, want, 1e-5, std::string(ops->isa) + " attend_f32");
       }
     }
   }

@@ -37,6 +37,20 @@ TEST(BenchCommand, PrintsOneRowPerKernelThreadsAndTest) {
       << o.out;
 }
 
+// -d: every test starts that many positions into the context, named as llama-bench names it.
+TEST(BenchCommand, DepthStartsEachTestIntoTheContext) {
+  const std::string model = testing::temp_path("bench-tiny-depth.gguf");
+  ASSERT_EQ(run_lowbit("gen-model --shape tiny -o " + quote(model)).exit_code, 0);
+  const Outcome o = run_lowbit("bench -m " + quote(model) + " -t 2 -p 8 -n 4 -d 40 -r 2");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("-d 40"), std::string::npos) << o.out;
+  EXPECT_EQ(count(o.out, "| pp8 @ d40 |"), 1) << o.out;
+  EXPECT_EQ(count(o.out, "| tg4 @ d40 |"), 1) << o.out;
+  const Outcome bad = run_lowbit("bench -m " + quote(model) + " -d -1");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("-d"), std::string::npos) << bad.err;
+}
+
 TEST(BenchCommand, BadOptionsFailClearly) {
   const std::string model = testing::temp_path("bench-tiny-bad.gguf");
   ASSERT_EQ(run_lowbit("gen-model --shape tiny -o " + quote(model)).exit_code, 0);
