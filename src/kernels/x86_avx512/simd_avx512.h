@@ -103,6 +103,18 @@ struct Avx512 {
   static void store_i8_partial(int8_t* p, I a, int64_t n) { _mm512_mask_cvtepi32_storeu_epi8(p, mask(n), a); }
 
   static float reduce_add(V a) { return _mm512_reduce_add_ps(a); }
+  // out[i] = the sum of the lanes of the i-th vector: the four reductions share
+  // their shuffles (15 instructions, against ~36 for four reduce_add).
+  static void reduce_add4(V a, V b, V c, V d, float* out) {
+    // 128-bit quarters: [a0 + a2, a1 + a3, b0 + b2, b1 + b3], then one quarter per vector.
+    const V ab = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x44), _mm512_shuffle_f32x4(a, b, 0xEE));
+    const V cd = _mm512_add_ps(_mm512_shuffle_f32x4(c, d, 0x44), _mm512_shuffle_f32x4(c, d, 0xEE));
+    V s = _mm512_add_ps(_mm512_shuffle_f32x4(ab, cd, 0x88), _mm512_shuffle_f32x4(ab, cd, 0xDD));
+    s = _mm512_add_ps(s, _mm512_permute_ps(s, 0x4E));  // within each quarter: pairs
+    s = _mm512_add_ps(s, _mm512_permute_ps(s, 0xB1));  // then neighbours: every lane holds its quarter's sum
+    const __m512i first_of_quarters = _mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    _mm_storeu_ps(out, _mm512_castps512_ps128(_mm512_permutexvar_ps(first_of_quarters, s)));
+  }
   static float reduce_max(V a) { return _mm512_reduce_max_ps(a); }
 
   // A Q6_K super-block's 256 6-bit values into bytes (q6_k_half_values).
