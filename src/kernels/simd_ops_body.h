@@ -157,20 +157,6 @@ void to_f16(const float* x, uint16_t* y, int64_t n) {
   });
 }
 
-template <class S, class T>
-float dot(const float* q, const T* k, int64_t n) {
-  typename S::V acc[2] = {S::zero(), S::zero()};
-  int64_t i = 0;
-  for (; i + 2 * S::kLanes <= n; i += 2 * S::kLanes) {
-    acc[0] = S::fmadd(S::load(q + i), load_n<S>(k + i, S::kLanes), acc[0]);
-    acc[1] = S::fmadd(S::load(q + i + S::kLanes), load_n<S>(k + i + S::kLanes, S::kLanes), acc[1]);
-  }
-  for_lanes<S>(n - i, [&](int64_t j, int64_t m) {
-    acc[0] = S::fmadd(load_n<S>(q + i + j, m), load_n<S>(k + i + j, m), acc[0]);
-  });
-  return S::reduce_add(S::add(acc[0], acc[1]));
-}
-
 // The cache rows of one KV head are a few lines each, kv_dim apart: the
 // hardware prefetcher does not run ahead of such a pattern, and cold rows
 // held attention to ~6 GB/s. Rows are prefetched this many positions ahead
@@ -183,40 +169,12 @@ inline void prefetch_row(const T* row, int64_t bytes) {
   for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(reinterpret_cast<const char*>(row) + b, 0, 3);
 }
 
-template <class S, class T>
-void attend(const float* q, const T* k, const T* v, int64_t stride, int64_t n_pos, int64_t head_dim, float scale,
-            float* scores, float* out) {
-  for (int64_t j = 0; j < n_pos; ++j) {
-    prefetch_row(k + (j + kAttendAhead) * stride, head_dim * static_cast<int64_t>(sizeof(T)));
-    scores[j] = dot<S>(q, k + j * stride, head_dim) * scale;
-  }
-  softmax<S>(scores, n_pos);
-  // out in registers, kAcc vectors (kAcc * kLanes dims) per pass over the positions.
-  constexpr int kAcc = 8;
-  for (int64_t d0 = 0; d0 < head_dim; d0 += kAcc * S::kLanes) {
-    typename S::V acc[kAcc];
-    #pragma GCC unroll 8
-    for (auto& a : acc) a = S::zero();
-    const int64_t dims = std::min<int64_t>(kAcc * S::kLanes, head_dim - d0);
-    const int vectors = static_cast<int>((dims + S::kLanes - 1) / S::kLanes);
-    for (int64_t j = 0; j < n_pos; ++j) {
-      const auto w = S::set1(scores[j]);
-      const T* vj = v + j * stride + d0;
-      prefetch_row(vj + kAttendAhead * stride, dims * static_cast<int64_t>(sizeof(T)));
-      #pragma GCC unroll 8
-      for (int a = 0; a < kAcc; ++a)
-        if (a < vectors) acc[a] = S::fmadd(w, load_n<S>(vj + a * S::kLanes, std::min<int64_t>(S::kLanes, dims - a * S::kLanes)), acc[a]);
-    }
-    for (int a = 0; a < vectors; ++a)
-      store_n<S>(out + d0 + a * S::kLanes, acc[a], std::min<int64_t>(S::kLanes, dims - a * S::kLanes));
-  }
-}
-
-// kHeads query heads of one KV head at a time: each k_j and v_j is loaded (and
-// converted from f16) once for all of them, and the heads' dots are independent
-// FMA chains. With the row prefetch above, a 2B-4T decode step 2048 positions
-// into the context spent 13.0-13.8 ms per token in attention at 1 thread,
-// against 26.3-26.5 head by head without prefetch (docs/performance.md).
+// kHeads query heads of one KV head at a time (1 for plain multi-head
+// attention): each k_j and v_j is loaded (and converted from f16) once for all
+// of them, and the heads' dots are independent FMA chains. With the row
+// prefetch above, a 2B-4T decode step 2048 positions into the context spent
+// 11.9 ms per token in attention at 1 thread, against 26.3-26.5 head by head
+// without prefetch (docs/performance.md).
 template <class S, class T, int kHeads>
 void attend_heads(const float* q, const T* k, const T* v, int64_t stride, int64_t n_pos, int64_t head_dim,
                   float scale, float* scores, float* out) {
@@ -279,7 +237,7 @@ void attend_heads(const float* q, const T* k, const T* v, int64_t stride, int64_
   }
 }
 
-// Groups of 8, 4 or 2 heads share their loads; a single head takes attend.
+// Groups of 8, 4 or 2 heads share their loads, then a single head if one is left.
 template <class S, class T>
 void attend_group(const float* q, int64_t heads, const T* k, const T* v, int64_t stride, int64_t n_pos,
                   int64_t head_dim, float scale, float* scores, float* out) {
@@ -295,7 +253,7 @@ void attend_group(const float* q, int64_t heads, const T* k, const T* v, int64_t
     } else if (left >= 2) {
       attend_heads<S, T, 2>(qh, k, v, stride, n_pos, head_dim, scale, sh, oh), h += 2;
     } else {
-      attend<S, T>(qh, k, v, stride, n_pos, head_dim, scale, sh, oh), h += 1;
+      attend_heads<S, T, 1>(qh, k, v, stride, n_pos, head_dim, scale, sh, oh), h += 1;
     }
   }
 }
