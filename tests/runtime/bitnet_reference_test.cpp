@@ -199,5 +199,31 @@ TEST(BitNetReference, EveryLosslessKernelEqualsDoublePrecisionMath) {
   EXPECT_GE(checked.size(), 2u) << "no optimized lossless kernel ran the model";
 }
 
+// Decoding token by token on more threads than (tokens x KV heads), attention
+// splits each KV head's group of query heads over several items
+// (Decoder::attention); the logits must not change.
+TEST(BitNetReference, TokenByTokenOnMoreThreadsThanKvHeadsEqualsDoublePrecisionMath) {
+  const std::string path = testing::temp_path("bitnet-tiny-i2_s-decode.gguf");
+  ThreadPool pool(8);
+  DummyModelOptions opt;
+  opt.shape = "tiny";
+  opt.type = GgmlType::I2_S;
+  opt.seed = 7;
+  write_dummy_model(opt, path, pool);
+  const std::vector<int32_t> tokens = {17, 301, 5, 640, 99};
+  const Vec want = reference_logits(path, tokens);
+  double max_abs = 0;
+  for (double v : want) max_abs = std::max(max_abs, std::fabs(v));
+  const auto model = Model::load(path, LoadOptions{}, pool);
+  ASSERT_LT(model->config().n_head_kv, pool.size());
+  ASSERT_GT(model->config().n_head, model->config().n_head_kv);  // grouped-query attention
+  Decoder decoder(*model, pool, 1, KvCacheType::F32);
+  std::vector<float> logits(want.size());
+  for (const int32_t t : tokens) decoder.eval(&t, 1, logits.data());
+  double max_diff = 0;
+  for (size_t r = 0; r < want.size(); ++r) max_diff = std::max(max_diff, std::fabs(want[r] - logits[r]));
+  EXPECT_LE(max_diff, 1e-5 * max_abs);
+}
+
 }  // namespace
 }  // namespace lowbit
