@@ -47,8 +47,8 @@ constexpr int64_t kVnni4Rows = 16;
 #endif
 constexpr int64_t kVnni4PrefetchBytes = LOWBIT_PREFETCH_BYTES;
 // The AVX-512 int2 kernels prefetch twice as far: with their up-convert work
-// between loads, 8 KiB ahead streamed 3-6% faster than 4 KiB at 2 threads (1-4%
-// at 1); q8_0 was 3-9% slower at 8 KiB and int1 (compute-bound) 0-3%
+// between loads, 8 KiB ahead streamed 2-7% faster than 4 KiB at 2 threads (1-5%
+// at 1); q8_0 was 3-10% slower at 8 KiB and int1 (compute-bound) 0-3%
 // (docs/performance.md).
 constexpr int64_t kVnni4Int2PrefetchBytes = 2 * kVnni4PrefetchBytes;
 

@@ -37,7 +37,7 @@ constexpr int accumulators(int tokens) { return tokens == 1 ? 6 : tokens == 2 ? 
 // GEMV ran ~20% slower than i2s on cold weights (it reads a sixth fewer bytes
 // but issues twice the instructions per byte, so fewer of its loads are in
 // flight); with 4 KiB, 1.12-1.28x faster. 8 KiB: the same at 1 thread and
-// 3-5% faster than 4 KiB at 2 threads, where memory latency under load is
+// 2-4% faster than 4 KiB at 2 threads, where memory latency under load is
 // longer (decode-step chain; 16 KiB slower again; docs/performance.md).
 inline constexpr int64_t kPrefetchBytes = 8192;
 inline constexpr int64_t kMaxBlocksInPlace = (int64_t{1} << 21) / Tl2vTiles::kBlockColumns;
