@@ -173,7 +173,7 @@ inline void prefetch_row(const T* row, int64_t bytes) {
 // attention): each k_j and v_j is loaded (and converted from f16) once for all
 // of them, and the heads' dots are independent FMA chains. With the row
 // prefetch above, a 2B-4T decode step 2048 positions into the context spent
-// 11.9 ms per token in attention at 1 thread, against 26.3-26.5 head by head
+// 11.9 ms per token in attention at 1 thread, against 26.3-32.8 head by head
 // without prefetch (docs/performance.md).
 template <class S, class T, int kHeads>
 void attend_heads(const float* q, const T* k, const T* v, int64_t stride, int64_t n_pos, int64_t head_dim,
