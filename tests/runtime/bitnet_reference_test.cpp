@@ -152,22 +152,45 @@ Vec reference_logits(const std::string& path, const std::vector<int32_t>& tokens
   return logits;
 }
 
+// The tiny BitNet dummy (I2_S, seed 7) written to `file`, a prompt, and its
+// double-precision logits: what both tests below hold lowbit to.
+struct TinyReference {
+  std::string path;
+  std::vector<int32_t> tokens = {17, 301, 5, 640, 99};
+  Vec want;
+  double max_abs = 0;  // the largest |logit|: the scale of the 1e-5 tolerance
+};
+
+TinyReference tiny_reference(const std::string& file, ThreadPool& pool) {
+  TinyReference r;
+  r.path = testing::temp_path(file);
+  DummyModelOptions opt;
+  opt.shape = "tiny";
+  opt.type = GgmlType::I2_S;
+  opt.seed = 7;
+  write_dummy_model(opt, r.path, pool);
+  r.want = reference_logits(r.path, r.tokens);
+  for (double v : r.want) r.max_abs = std::max(r.max_abs, std::fabs(v));
+  return r;
+}
+
+double max_abs_diff(const Vec& want, const std::vector<float>& got) {
+  double d = 0;
+  for (size_t i = 0; i < want.size(); ++i) d = std::max(d, std::fabs(want[i] - got[i]));
+  return d;
+}
+
 // Item 3 of the quality issue: through EVERY lossless kernel that can run
 // the model (the reference included), lowbit's logits equal the
 // double-precision emulation within 1e-5 of the largest logit. Which kernels
 // are lossless the families say themselves (runtime/kernel_verify.h).
 TEST(BitNetReference, EveryLosslessKernelEqualsDoublePrecisionMath) {
-  const std::string path = testing::temp_path("bitnet-tiny-i2_s.gguf");
   ThreadPool pool(2);
-  DummyModelOptions opt;
-  opt.shape = "tiny";
-  opt.type = GgmlType::I2_S;
-  opt.seed = 7;
-  write_dummy_model(opt, path, pool);
-  const std::vector<int32_t> tokens = {17, 301, 5, 640, 99};
-  const Vec want = reference_logits(path, tokens);
-  double max_abs = 0;
-  for (double v : want) max_abs = std::max(max_abs, std::fabs(v));
+  const TinyReference tiny = tiny_reference("bitnet-tiny-i2_s.gguf", pool);
+  const std::string& path = tiny.path;
+  const std::vector<int32_t>& tokens = tiny.tokens;
+  const Vec& want = tiny.want;
+  const double max_abs = tiny.max_abs;
   ASSERT_GT(max_abs, 0.1);
 
   LoadOptions ref_options;
@@ -188,8 +211,7 @@ TEST(BitNetReference, EveryLosslessKernelEqualsDoublePrecisionMath) {
     Decoder decoder(*model, pool, 64, KvCacheType::F32);
     std::vector<float> logits(want.size());
     decoder.eval(tokens.data(), static_cast<int64_t>(tokens.size()), logits.data());
-    double max_diff = 0;
-    for (size_t r = 0; r < want.size(); ++r) max_diff = std::max(max_diff, std::fabs(want[r] - logits[r]));
+    const double max_diff = max_abs_diff(want, logits);
     std::printf("[ bitnet tiny ] %-7s %-40s max |lowbit - double| = %.3g, relative %.3g\n", family.name,
                 summarize_kernels(use.kernels).c_str(), max_diff, max_diff / max_abs);
     EXPECT_LE(max_diff, 1e-5 * max_abs) << family.name;
@@ -203,26 +225,16 @@ TEST(BitNetReference, EveryLosslessKernelEqualsDoublePrecisionMath) {
 // splits each KV head's group of query heads over several items
 // (Decoder::attention); the logits must not change.
 TEST(BitNetReference, TokenByTokenOnMoreThreadsThanKvHeadsEqualsDoublePrecisionMath) {
-  const std::string path = testing::temp_path("bitnet-tiny-i2_s-decode.gguf");
   ThreadPool pool(8);
-  DummyModelOptions opt;
-  opt.shape = "tiny";
-  opt.type = GgmlType::I2_S;
-  opt.seed = 7;
-  write_dummy_model(opt, path, pool);
-  const std::vector<int32_t> tokens = {17, 301, 5, 640, 99};
-  const Vec want = reference_logits(path, tokens);
-  double max_abs = 0;
-  for (double v : want) max_abs = std::max(max_abs, std::fabs(v));
-  const auto model = Model::load(path, LoadOptions{}, pool);
+  const TinyReference tiny = tiny_reference("bitnet-tiny-i2_s-decode.gguf", pool);
+  ASSERT_GT(tiny.max_abs, 0.1);
+  const auto model = Model::load(tiny.path, LoadOptions{}, pool);
   ASSERT_LT(model->config().n_head_kv, pool.size());
   ASSERT_GT(model->config().n_head, model->config().n_head_kv);  // grouped-query attention
   Decoder decoder(*model, pool, 1, KvCacheType::F32);
-  std::vector<float> logits(want.size());
-  for (const int32_t t : tokens) decoder.eval(&t, 1, logits.data());
-  double max_diff = 0;
-  for (size_t r = 0; r < want.size(); ++r) max_diff = std::max(max_diff, std::fabs(want[r] - logits[r]));
-  EXPECT_LE(max_diff, 1e-5 * max_abs);
+  std::vector<float> logits(tiny.want.size());
+  for (const int32_t t : tiny.tokens) decoder.eval(&t, 1, logits.data());
+  EXPECT_LE(max_abs_diff(tiny.want, logits), 1e-5 * tiny.max_abs);
 }
 
 }  // namespace
