@@ -46,11 +46,14 @@ constexpr int64_t kVnni4Rows = 16;
 #define LOWBIT_PREFETCH_BYTES 4096
 #endif
 constexpr int64_t kVnni4PrefetchBytes = LOWBIT_PREFETCH_BYTES;
-// The AVX-512 int2 kernels prefetch twice as far: with their up-convert work
-// between loads, 8 KiB ahead streamed 2-7% faster than 4 KiB at 2 threads (1-5%
-// at 1); q8_0 was 3-10% slower at 8 KiB and int1 (compute-bound) 0-3%
-// (docs/performance.md).
-constexpr int64_t kVnni4Int2PrefetchBytes = 2 * kVnni4PrefetchBytes;
+// The AVX-512 int2 and q8_0 kernels prefetch twice as far, as non-temporal
+// (prefetchnta: the weights are read once per token and should not displace
+// what is reused). int2 with its up-convert work between loads streamed 2-7%
+// faster 8 KiB ahead than 4 at 2 threads (prefetcht0); q8_0 was slower that
+// far with prefetcht0 but, with prefetchnta, 8 KiB was its best distance and
+// 0-40% faster than prefetcht0 at 4 KiB. int1 is compute-bound: 4 KiB, either
+// hint (docs/performance.md).
+constexpr int64_t kVnni4FarPrefetchBytes = 2 * kVnni4PrefetchBytes;
 
 enum class Vnni4Bits { One = 1, Two = 2, Eight = 8 };
 

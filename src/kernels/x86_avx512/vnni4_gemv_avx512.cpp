@@ -36,12 +36,13 @@ inline __m512 add_group(__m512 acc, __m512i d_sum, const Vnni4Task& t, int64_t g
   return _mm512_add_ps(acc, rounded_product(d, _mm512_cvtepi32_ps(isum)));
 }
 
+// Non-temporal: each weight line is used once per token (vnni4_layout.h).
 template <int64_t kAhead = kVnni4PrefetchBytes>
 inline void prefetch(const uint8_t* p) {
-  _mm_prefetch(reinterpret_cast<const char*>(p + kAhead), _MM_HINT_T0);
+  _mm_prefetch(reinterpret_cast<const char*>(p + kAhead), _MM_HINT_NTA);
 }
-// int2's (vnni4_layout.h).
-inline void prefetch_int2(const uint8_t* p) { prefetch<kVnni4Int2PrefetchBytes>(p); }
+// int2's and q8_0's distance (vnni4_layout.h).
+inline void prefetch_far(const uint8_t* p) { prefetch<kVnni4FarPrefetchBytes>(p); }
 
 inline void store_out(const Vnni4Task& t, __m512 acc) { _mm512_store_ps(t.out, _mm512_mul_ps(acc, _mm512_set1_ps(t.inv))); }
 
@@ -67,7 +68,7 @@ inline __m512i sum8(const Accumulators& a) {
 // + 4 vpshufb), each meeting its 4 broadcast activations in one vpdpbusd.
 inline void int2_step(const uint8_t* c, const int8_t* x, __m512i lut01, __m512i lut23, __m512i* a) {
   const __m512i nibble = _mm512_set1_epi8(0x0f);
-  prefetch_int2(c);
+  prefetch_far(c);
   const __m512i w = _mm512_load_si512(c);
   const __m512i lo = _mm512_and_si512(w, nibble);
   const __m512i hi = _mm512_and_si512(_mm512_srli_epi32(w, 4), nibble);
@@ -81,7 +82,7 @@ inline void int2_step(const uint8_t* c, const int8_t* x, __m512i lut01, __m512i 
 // accumulator a[v] collects 4^v u x; the group sum shifts each back, exactly.
 // |a[3]| <= 192 x 128 x group / 4 per lane: int32 while group <= 2^18.
 inline void int2_linear_step(const uint8_t* c, const int8_t* x, __m512i* a) {
-  prefetch_int2(c);
+  prefetch_far(c);
   const __m512i w = _mm512_load_si512(c);
   a[0] = dot_u8s8<true>(a[0], _mm512_and_si512(w, _mm512_set1_epi8(0x03)), broadcast4(x));
   a[1] = dot_u8s8<true>(a[1], _mm512_and_si512(w, _mm512_set1_epi8(0x0C)), broadcast4(x + 4));
@@ -189,9 +190,9 @@ void q8_0_gemv_avx512(const Vnni4Task& t) {
     for (auto& v : a) v = _mm512_setzero_si512();
     int64_t s = 0;
     for (; s + 8 <= t.steps_per_group; s += 8, c += 512, x += 32)
-      unrolled<8>([&](int i) { prefetch(c + 64 * i), q8_0_step(c + 64 * i, x + 4 * i, &a[i]); });
+      unrolled<8>([&](int i) { prefetch_far(c + 64 * i), q8_0_step(c + 64 * i, x + 4 * i, &a[i]); });
     if (s < t.steps_per_group) {
-      unrolled<4>([&](int i) { prefetch(c + 64 * i), q8_0_step(c + 64 * i, x + 4 * i, &a[i]); });
+      unrolled<4>([&](int i) { prefetch_far(c + 64 * i), q8_0_step(c + 64 * i, x + 4 * i, &a[i]); });
       c += 256, x += 16;
     }
     acc = add_group(acc, sum8(a), t, g);
