@@ -172,8 +172,10 @@ inline void prefetch_row(const T* row, int64_t bytes) {
 // scores[h][j + i] = scale * q_h . k_(j+i) for kHeads heads and kPos
 // positions: every k row loaded (and converted) once, each q vector once for
 // the kPos rows, kHeads x kPos independent FMA chains. One position at a time,
-// 4 chains 8 FMAs deep (128-dim heads) waited on their own latency: 4 heads x
-// 4 positions scored 512 cached positions 1.7x as fast in L2.
+// 4 chains 8 FMAs deep (128-dim heads) waited on their own latency: attention
+// over 512 positions in L2 (5 KV heads of 4) took 0.038 ms with 4 positions a
+// time, 0.054-0.066 with 2, 0.066 with 1 (and 0.094 with the values' loop
+// before weigh_values).
 template <class S, class T, int kHeads, int kPos>
 void score_keys(const float* q, const T* k, int64_t stride, int64_t j, int64_t n_pos, int64_t head_dim, float scale,
                 float* scores) {
