@@ -50,9 +50,10 @@ constexpr int64_t kVnni4PrefetchBytes = LOWBIT_PREFETCH_BYTES;
 // (prefetchnta: the weights are read once per token and should not displace
 // what is reused). int2 with its up-convert work between loads streamed 2-7%
 // faster 8 KiB ahead than 4 at 2 threads (prefetcht0); q8_0 was slower that
-// far with prefetcht0 but, with prefetchnta, 8 KiB was its best distance and
-// 0-40% faster than prefetcht0 at 4 KiB. int1 is compute-bound: 4 KiB, either
-// hint (docs/performance.md).
+// far with prefetcht0, but with prefetchnta 8 KiB was its best distance: 5-40%
+// faster than prefetcht0 at 4 KiB through the Matmul (3 runs, 4 shapes), -7%
+// to +19% with the kernel called directly (2 runs). int1 is compute-bound:
+// 4 KiB, either hint (docs/performance.md "Session 7").
 constexpr int64_t kVnni4FarPrefetchBytes = 2 * kVnni4PrefetchBytes;
 
 enum class Vnni4Bits { One = 1, Two = 2, Eight = 8 };
