@@ -228,7 +228,9 @@ template <class S, class T, int kHeads, int kVec, bool kFull>
 void weigh_values(const float* p, const T* v, int64_t stride, int64_t n_pos, int64_t head_dim, int64_t dims,
                   float* out) {
   using V = typename S::V;
-  const auto lanes = [&](int a) { return kFull ? int64_t{S::kLanes} : std::clamp<int64_t>(dims - a * S::kLanes, 0, S::kLanes); };
+  const auto lanes = [&](int a) {
+    return kFull ? int64_t{S::kLanes} : std::clamp<int64_t>(dims - a * S::kLanes, 0, S::kLanes);
+  };
   V acc[kHeads][kVec];
   #pragma GCC unroll 8
   for (auto& head_acc : acc)
@@ -263,7 +265,7 @@ void weigh_values(const float* p, const T* v, int64_t stride, int64_t n_pos, int
 // of them, and the heads' dots are independent FMA chains. With the row
 // prefetch above, a 2B-4T decode step 2048 positions into the context spent
 // 11.9 ms per token in attention at 1 thread, against 26.3-32.8 head by head
-// without prefetch (docs/performance.md).
+// without prefetch; 7.6-9.1 with score_keys and weigh_values (docs/performance.md).
 template <class S, class T, int kHeads>
 void attend_heads(const float* q, const T* k, const T* v, int64_t stride, int64_t n_pos, int64_t head_dim,
                   float scale, float* scores, float* out) {
