@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <tuple>
+#include <utility>
 
 #include "kernels/vector_ops.h"
 
@@ -99,8 +101,10 @@ void rope_rotate(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, con
   }
 }
 
+// x[i] = exp(x[i] - max) in place; returns {max, sum of the new x} ({-inf, 0}
+// when n = 0): softmax before its normalization.
 template <class S>
-void softmax(float* x, int64_t n) {
+std::pair<float, float> exp_shifted(float* x, int64_t n) {
   auto vmax = S::set1(-INFINITY);
   int64_t i = 0;
   for (; i + S::kLanes <= n; i += S::kLanes) vmax = S::max(vmax, S::load(x + i));
@@ -113,7 +117,12 @@ void softmax(float* x, int64_t n) {
     store_n<S>(x + j, e, m);
     sum = S::add(sum, m == S::kLanes ? e : load_n<S>(x + j, m));  // reloaded: lanes past n read 0
   });
-  const auto inv = S::set1(static_cast<float>(1.0 / static_cast<double>(S::reduce_add(sum))));
+  return {max, S::reduce_add(sum)};
+}
+
+template <class S>
+void softmax(float* x, int64_t n) {
+  const auto inv = S::set1(static_cast<float>(1.0 / static_cast<double>(exp_shifted<S>(x, n).second)));
   for_lanes<S>(n, [&](int64_t j, int64_t m) { store_n<S>(x + j, S::mul(load_n<S>(x + j, m), inv), m); });
 }
 
@@ -268,13 +277,19 @@ void weigh_values(const float* p, const T* v, int64_t stride, int64_t n_pos, int
 // without prefetch; 7.6-9.1 with score_keys and weigh_values (docs/performance.md).
 template <class S, class T, int kHeads>
 void attend_heads(const float* q, const T* k, const T* v, int64_t stride, int64_t n_pos, int64_t head_dim,
-                  float scale, float* scores, float* out) {
+                  float scale, float* scores, float* out, float* part) {
   // Several positions at a time, up to 16 FMA chains (8 with 256-bit vectors).
   constexpr int kPos = kHeads <= 4 ? (S::kLanes == 16 ? 4 : 2) : 1;
   int64_t j = 0;
   for (; j + kPos <= n_pos; j += kPos) score_keys<S, T, kHeads, kPos>(q, k, stride, j, n_pos, head_dim, scale, scores);
   for (; j < n_pos; ++j) score_keys<S, T, kHeads, 1>(q, k, stride, j, n_pos, head_dim, scale, scores);
-  for (int h = 0; h < kHeads; ++h) softmax<S>(scores + h * n_pos, n_pos);
+  for (int h = 0; h < kHeads; ++h) {
+    if (part == nullptr) {
+      softmax<S>(scores + h * n_pos, n_pos);
+    } else {
+      std::tie(part[2 * h], part[2 * h + 1]) = exp_shifted<S>(scores + h * n_pos, n_pos);
+    }
+  }
   // out in registers: kAcc vectors per head (16 accumulators in all with
   // 512-bit vectors, 8 with 256-bit ones), per pass over the positions.
   constexpr int kAcc = std::max(1, (S::kLanes == 16 ? 16 : 8) / kHeads);
@@ -288,20 +303,21 @@ void attend_heads(const float* q, const T* k, const T* v, int64_t stride, int64_
 // Groups of 8, 4 or 2 heads share their loads, then a single head if one is left.
 template <class S, class T>
 void attend_group(const float* q, int64_t heads, const T* k, const T* v, int64_t stride, int64_t n_pos,
-                  int64_t head_dim, float scale, float* scores, float* out) {
+                  int64_t head_dim, float scale, float* scores, float* out, float* part) {
   for (int64_t h = 0; h < heads;) {
     const int64_t left = heads - h;
     const float* qh = q + h * head_dim;
     float* sh = scores + h * n_pos;
     float* oh = out + h * head_dim;
+    float* ph = part != nullptr ? part + 2 * h : nullptr;
     if (left >= 8) {
-      attend_heads<S, T, 8>(qh, k, v, stride, n_pos, head_dim, scale, sh, oh), h += 8;
+      attend_heads<S, T, 8>(qh, k, v, stride, n_pos, head_dim, scale, sh, oh, ph), h += 8;
     } else if (left >= 4) {
-      attend_heads<S, T, 4>(qh, k, v, stride, n_pos, head_dim, scale, sh, oh), h += 4;
+      attend_heads<S, T, 4>(qh, k, v, stride, n_pos, head_dim, scale, sh, oh, ph), h += 4;
     } else if (left >= 2) {
-      attend_heads<S, T, 2>(qh, k, v, stride, n_pos, head_dim, scale, sh, oh), h += 2;
+      attend_heads<S, T, 2>(qh, k, v, stride, n_pos, head_dim, scale, sh, oh, ph), h += 2;
     } else {
-      attend_heads<S, T, 1>(qh, k, v, stride, n_pos, head_dim, scale, sh, oh), h += 1;
+      attend_heads<S, T, 1>(qh, k, v, stride, n_pos, head_dim, scale, sh, oh, ph), h += 1;
     }
   }
 }

@@ -36,10 +36,14 @@ struct VectorOps {
   // (q_h = q + h * head_dim): scores_h[j] = q_h . k_j * scale, softmax,
   // out_h = sum_j scores_h[j] v_j. scores: [heads][n_pos] scratch; out:
   // [heads][head_dim]. The heads of a group read each k_j and v_j once.
+  // part != nullptr: the positions are one part of a longer range, to be
+  // combined by merge_attention_parts (model/ops.h): out_h is left unnormalized,
+  // sum_j exp(s_j - m_h) v_j, with part[2h] = m_h = max_j s_j and part[2h + 1] =
+  // sum_j exp(s_j - m_h) (-inf and 0 when n_pos = 0).
   void (*attend_f16)(const float* q, int64_t heads, const uint16_t* k, const uint16_t* v, int64_t stride,
-                     int64_t n_pos, int64_t head_dim, float scale, float* scores, float* out);
+                     int64_t n_pos, int64_t head_dim, float scale, float* scores, float* out, float* part);
   void (*attend_f32)(const float* q, int64_t heads, const float* k, const float* v, int64_t stride, int64_t n_pos,
-                     int64_t head_dim, float scale, float* scores, float* out);
+                     int64_t head_dim, float scale, float* scores, float* out, float* part);
   // BitNet's per-token absmax int8 quantization, exactly
   // quantize_activations_absmax_ref (same q, scale and sum).
   ActivationRowQuant (*quantize_absmax)(const float* x, int64_t n, int8_t* q);

@@ -77,7 +77,13 @@ class Decoder {
   AlignedBuffer<float> proj_;    // [B][D] attn_output / ffn_down result
   AlignedBuffer<float> gate_;    // [B][F]
   AlignedBuffer<float> up_;      // [B][F]
-  AlignedBuffer<float> scores_;  // [threads][n_ctx]
+  AlignedBuffer<float> scores_;  // [threads][n_ctx][group]
+  // Attention split by positions (position_parts): per range, per token, the
+  // unnormalized outputs [parts][tokens][Q] and (max, sum) pairs [parts][tokens][n_head][2].
+  static constexpr int64_t kMaxPositionParts = 8, kSplitItemsPerThread = 4, kMinPartPositions = 64;
+  int64_t position_parts(int64_t n) const;
+  int64_t split_tokens_ = 0;
+  AlignedBuffer<float> part_out_, part_max_sum_;
   AlignedBuffer<float> rope_cos_, rope_sin_;  // [B][n_rot / 2] for the batch's positions
   ActivationBatch act_;          // shared int8 quantization of xn_ / gate_
   // KV cache, [layer][n_ctx][KV], in f16 (or f32).

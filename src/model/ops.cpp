@@ -68,13 +68,22 @@ inline float to_float(uint16_t h) { return fp16_to_float(h); }
 
 template <class T>
 void attend(const float* q, const T* k, const T* v, int64_t stride, int64_t n_pos, int64_t head_dim, float scale,
-            float* scores, float* out) {
+            float* scores, float* out, float* part) {
   for (int64_t j = 0; j < n_pos; ++j) {
     float dot = 0;
     for (int64_t d = 0; d < head_dim; ++d) dot += q[d] * to_float(k[j * stride + d]);
     scores[j] = dot * scale;
   }
-  softmax(scores, n_pos);
+  if (part == nullptr) {
+    softmax(scores, n_pos);
+  } else {  // exp(s - max) unnormalized, max and sum to the caller
+    float max = -INFINITY;
+    for (int64_t j = 0; j < n_pos; ++j) max = std::fmax(max, scores[j]);
+    double sum = 0;
+    for (int64_t j = 0; j < n_pos; ++j) sum += scores[j] = std::exp(scores[j] - max);
+    part[0] = max;
+    part[1] = static_cast<float>(sum);
+  }
   std::fill(out, out + head_dim, 0.0f);
   for (int64_t j = 0; j < n_pos; ++j)
     for (int64_t d = 0; d < head_dim; ++d) out[d] += scores[j] * to_float(v[j * stride + d]);
@@ -95,15 +104,36 @@ void to_f16(const float* x, uint16_t* y, int64_t n) {
 }  // namespace
 
 void attend_f16(const float* q, int64_t heads, const uint16_t* k, const uint16_t* v, int64_t stride, int64_t n_pos,
-                int64_t head_dim, float scale, float* scores, float* out) {
+                int64_t head_dim, float scale, float* scores, float* out, float* part) {
   for (int64_t h = 0; h < heads; ++h)
-    attend(q + h * head_dim, k, v, stride, n_pos, head_dim, scale, scores + h * n_pos, out + h * head_dim);
+    attend(q + h * head_dim, k, v, stride, n_pos, head_dim, scale, scores + h * n_pos, out + h * head_dim,
+           part != nullptr ? part + 2 * h : nullptr);
 }
 
 void attend_f32(const float* q, int64_t heads, const float* k, const float* v, int64_t stride, int64_t n_pos,
-                int64_t head_dim, float scale, float* scores, float* out) {
+                int64_t head_dim, float scale, float* scores, float* out, float* part) {
   for (int64_t h = 0; h < heads; ++h)
-    attend(q + h * head_dim, k, v, stride, n_pos, head_dim, scale, scores + h * n_pos, out + h * head_dim);
+    attend(q + h * head_dim, k, v, stride, n_pos, head_dim, scale, scores + h * n_pos, out + h * head_dim,
+           part != nullptr ? part + 2 * h : nullptr);
+}
+
+void merge_attention_parts(const float* outs, int64_t out_stride, const float* parts, int64_t part_stride,
+                           int64_t n_parts, int64_t heads, int64_t head_dim, float* out) {
+  for (int64_t h = 0; h < heads; ++h) {
+    float max = -INFINITY;
+    for (int64_t p = 0; p < n_parts; ++p) max = std::fmax(max, parts[p * part_stride + 2 * h]);
+    double sum = 0;
+    for (int64_t p = 0; p < n_parts; ++p)
+      sum += std::exp(static_cast<double>(parts[p * part_stride + 2 * h]) - max) * parts[p * part_stride + 2 * h + 1];
+    float* o = out + h * head_dim;
+    std::fill(o, o + head_dim, 0.0f);
+    for (int64_t p = 0; p < n_parts; ++p) {
+      // An empty part (max -inf) weighs 0; some part holds a position.
+      const float w = static_cast<float>(std::exp(static_cast<double>(parts[p * part_stride + 2 * h]) - max) / sum);
+      const float* op = outs + p * out_stride + h * head_dim;
+      for (int64_t d = 0; d < head_dim; ++d) o[d] += w * op[d];
+    }
+  }
 }
 
 const VectorOps& scalar_vector_ops() {

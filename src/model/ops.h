@@ -35,11 +35,19 @@ void relu2_gate(float* gate, const float* up, int64_t n);
 // `heads` query heads (q + h * head_dim) over n_pos cached positions of the KV
 // head they share (row j of k and v at j * stride): per head,
 // softmax(q_h . k_j * scale) weighted sum of the v_j into out + h * head_dim.
-// scores: [heads][n_pos] scratch.
+// scores: [heads][n_pos] scratch. part: as VectorOps::attend_f16's.
 void attend_f16(const float* q, int64_t heads, const uint16_t* k, const uint16_t* v, int64_t stride, int64_t n_pos,
-                int64_t head_dim, float scale, float* scores, float* out);
+                int64_t head_dim, float scale, float* scores, float* out, float* part = nullptr);
 void attend_f32(const float* q, int64_t heads, const float* k, const float* v, int64_t stride, int64_t n_pos,
-                int64_t head_dim, float scale, float* scores, float* out);
+                int64_t head_dim, float scale, float* scores, float* out, float* part = nullptr);
+
+// The attention of `heads` heads over a range of positions from n_parts parts
+// of it (attend_f16/f32 with `part`): part p's unnormalized outputs at
+// outs + p * out_stride ([heads][head_dim]) and its (max, sum) pairs at
+// parts + p * part_stride ([heads][2]) combine into out ([heads][head_dim]),
+// each part's share scaled by exp(its max - the overall max).
+void merge_attention_parts(const float* outs, int64_t out_stride, const float* parts, int64_t part_stride,
+                           int64_t n_parts, int64_t heads, int64_t head_dim, float* out);
 
 // These definitions as a VectorOps table ("scalar").
 const VectorOps& scalar_vector_ops();

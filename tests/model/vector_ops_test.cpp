@@ -169,13 +169,69 @@ TEST(VectorOps, AttentionMatchesScalar) {
           attend_f16(q.data(), heads, k16.data(), v16.data(), stride, n_pos, head_dim, scale, scores.data(),
                      want.data());
           ops->attend_f16(q.data(), heads, k16.data(), v16.data(), stride, n_pos, head_dim, scale, scores.data(),
-                          got.data());
+                          got.data(), nullptr);
           expect_close(got, want, 1e-5, what + " attend_f16");
           attend_f32(q.data(), heads, k32.data(), v32.data(), stride, n_pos, head_dim, scale, scores.data(),
                      want.data());
           ops->attend_f32(q.data(), heads, k32.data(), v32.data(), stride, n_pos, head_dim, scale, scores.data(),
-                          got.data());
+                          got.data(), nullptr);
           expect_close(got, want, 1e-5, what + " attend_f32");
+        }
+      }
+    }
+  }
+}
+
+// Attention over positions cut into ranges (the decoder's split over
+// threads), each range's unnormalized part merged by merge_attention_parts:
+// the scalar full-range result, on every table, with empty ranges too.
+TEST(VectorOps, AttentionInPositionRangesMergesToTheWhole) {
+  std::vector<const VectorOps*> tables = isa_tables();
+  tables.push_back(&scalar_vector_ops());
+  const int64_t head_dim = 100, stride = 311;
+  for (const VectorOps* ops : tables) {
+    for (int64_t n_pos : {1, 7, 200}) {
+      for (int64_t heads : {1, 4, 5}) {
+        for (int64_t n_parts : {1, 2, 3, 8}) {
+          auto q = random_vector(heads * head_dim, 20 + heads, 0.1f);
+          for (auto& v : q) v = std::clamp(v, -0.3f, 0.3f);
+          const auto k32 = random_vector(stride * n_pos, 21 + n_pos), v32 = random_vector(stride * n_pos, 22 + n_pos);
+          std::vector<uint16_t> k16(k32.size()), v16(v32.size());
+          for (size_t i = 0; i < k32.size(); ++i) {
+            k16[i] = float_to_fp16(k32[i]);
+            v16[i] = float_to_fp16(v32[i]);
+          }
+          const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+          std::vector<float> scores(static_cast<size_t>(heads * n_pos));
+          std::vector<float> want(static_cast<size_t>(heads * head_dim)), got(want.size());
+          std::vector<float> outs(static_cast<size_t>(n_parts * heads * head_dim));
+          std::vector<float> parts(static_cast<size_t>(n_parts * heads * 2));
+          const std::string what =
+              cat(ops->isa, " heads ", heads, " n_pos ", n_pos, " in ", n_parts, " ranges");
+          for (const bool f16 : {true, false}) {
+            if (f16) {
+              attend_f16(q.data(), heads, k16.data(), v16.data(), stride, n_pos, head_dim, scale, scores.data(),
+                         want.data());
+            } else {
+              attend_f32(q.data(), heads, k32.data(), v32.data(), stride, n_pos, head_dim, scale, scores.data(),
+                         want.data());
+            }
+            for (int64_t p = 0; p < n_parts; ++p) {
+              const int64_t first = n_pos * p / n_parts, last = n_pos * (p + 1) / n_parts;  // maybe empty
+              float* out = outs.data() + p * heads * head_dim;
+              float* part = parts.data() + p * heads * 2;
+              if (f16) {
+                ops->attend_f16(q.data(), heads, k16.data() + first * stride, v16.data() + first * stride, stride,
+                                last - first, head_dim, scale, scores.data(), out, part);
+              } else {
+                ops->attend_f32(q.data(), heads, k32.data() + first * stride, v32.data() + first * stride, stride,
+                                last - first, head_dim, scale, scores.data(), out, part);
+              }
+            }
+            merge_attention_parts(outs.data(), heads * head_dim, parts.data(), heads * 2, n_parts, heads, head_dim,
+                                  got.data());
+            expect_close(got, want, 1e-5, what + (f16 ? " f16" : " f32"));
+          }
         }
       }
     }
