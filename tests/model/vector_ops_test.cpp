@@ -145,6 +145,27 @@ TEST(VectorOps, AddScaleAndF16StoreMatchScalar) {
   }
 }
 
+// Random inputs of attend_f16/f32: `heads` query heads, and n_pos rows of K
+// and V (stride apart) in f32 and rounded to f16. The queries are moderate:
+// softmax amplifies float reassociation in huge scores.
+struct AttentionInputs {
+  std::vector<float> q, k32, v32;
+  std::vector<uint16_t> k16, v16;
+};
+AttentionInputs attention_inputs(int64_t heads, int64_t head_dim, int64_t n_pos, int64_t stride, uint64_t q_seed,
+                                 uint64_t kv_seed) {
+  AttentionInputs a;
+  a.q = random_vector(heads * head_dim, q_seed, 0.1f);
+  for (auto& v : a.q) v = std::clamp(v, -0.3f, 0.3f);
+  a.k32 = random_vector(stride * n_pos, kv_seed);
+  a.v32 = random_vector(stride * n_pos, kv_seed + 1);
+  for (size_t i = 0; i < a.k32.size(); ++i) {
+    a.k16.push_back(float_to_fp16(a.k32[i]));
+    a.v16.push_back(float_to_fp16(a.v32[i]));
+  }
+  return a;
+}
+
 // Grouped-query attention: 1-9 query heads over one KV head (groups of 8, 4,
 // 2 and a single head, and their mixes), against the scalar head-by-head loop.
 TEST(VectorOps, AttentionMatchesScalar) {
@@ -153,15 +174,8 @@ TEST(VectorOps, AttentionMatchesScalar) {
       for (int64_t n_pos : {1, 2, 17, 200}) {
         for (int64_t heads : {1, 2, 3, 4, 5, 8, 9}) {
           const int64_t stride = head_dim * 3 + 5;
-          // Moderate scores: softmax amplifies float reassociation in huge ones.
-          auto q = random_vector(heads * head_dim, 8 + head_dim + heads, 0.1f);
-          for (auto& v : q) v = std::clamp(v, -0.3f, 0.3f);
-          const auto k32 = random_vector(stride * n_pos, 9 + n_pos), v32 = random_vector(stride * n_pos, 10 + n_pos);
-          std::vector<uint16_t> k16(k32.size()), v16(v32.size());
-          for (size_t i = 0; i < k32.size(); ++i) {
-            k16[i] = float_to_fp16(k32[i]);
-            v16[i] = float_to_fp16(v32[i]);
-          }
+          const auto [q, k32, v32, k16, v16] =
+              attention_inputs(heads, head_dim, n_pos, stride, 8 + head_dim + heads, 9 + n_pos);
           const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
           std::vector<float> scores(static_cast<size_t>(heads * n_pos));
           std::vector<float> want(static_cast<size_t>(heads * head_dim)), got(want.size());
@@ -193,14 +207,7 @@ TEST(VectorOps, AttentionInPositionRangesMergesToTheWhole) {
     for (int64_t n_pos : {1, 7, 200}) {
       for (int64_t heads : {1, 4, 5}) {
         for (int64_t n_parts : {1, 2, 3, 8}) {
-          auto q = random_vector(heads * head_dim, 20 + heads, 0.1f);
-          for (auto& v : q) v = std::clamp(v, -0.3f, 0.3f);
-          const auto k32 = random_vector(stride * n_pos, 21 + n_pos), v32 = random_vector(stride * n_pos, 22 + n_pos);
-          std::vector<uint16_t> k16(k32.size()), v16(v32.size());
-          for (size_t i = 0; i < k32.size(); ++i) {
-            k16[i] = float_to_fp16(k32[i]);
-            v16[i] = float_to_fp16(v32[i]);
-          }
+          const auto [q, k32, v32, k16, v16] = attention_inputs(heads, head_dim, n_pos, stride, 20 + heads, 21 + n_pos);
           const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
           std::vector<float> scores(static_cast<size_t>(heads * n_pos));
           std::vector<float> want(static_cast<size_t>(heads * head_dim)), got(want.size());
