@@ -136,7 +136,8 @@ void Decoder::attention(int64_t layer, int64_t n) {
   // 5 KV heads on 2 threads split 3:2), every item is also split by position
   // into up to `parts` ranges, and the ranges' softmax pieces are merged after.
   // Each cache row is still read once. (Halving the groups instead, each half
-  // reading the rows itself, was slower than the 3:2 split; figures at
+  // reading the rows itself, took 10.4-11.1 ms per token at 2048 positions
+  // against 8.5-8.9 split 3:2; the position split's figures are at
   // position_parts.)
   const int64_t items = n * H_kv, parts = position_parts(n);
   pool_.parallel_for(items * parts, 1, [&](int64_t begin, int64_t end, int thread) {
