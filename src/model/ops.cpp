@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "core/half.h"
 
@@ -38,15 +39,25 @@ void rope_rotate(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, con
   }
 }
 
-void softmax(float* x, int64_t n) {
-  float max = x[0];
-  for (int64_t i = 1; i < n; ++i) max = std::fmax(max, x[i]);
+namespace {
+
+// x[i] = exp(x[i] - max) in place; returns {max, sum of the new x} ({-inf, 0}
+// when n = 0): softmax before its normalization.
+std::pair<float, double> exp_shifted(float* x, int64_t n) {
+  float max = -INFINITY;
+  for (int64_t i = 0; i < n; ++i) max = std::fmax(max, x[i]);
   double sum = 0;
   for (int64_t i = 0; i < n; ++i) {
     x[i] = std::exp(x[i] - max);
     sum += x[i];
   }
-  const float inv = static_cast<float>(1.0 / sum);
+  return {max, sum};
+}
+
+}  // namespace
+
+void softmax(float* x, int64_t n) {
+  const float inv = static_cast<float>(1.0 / exp_shifted(x, n).second);
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
@@ -77,10 +88,7 @@ void attend(const float* q, const T* k, const T* v, int64_t stride, int64_t n_po
   if (part == nullptr) {
     softmax(scores, n_pos);
   } else {  // exp(s - max) unnormalized, max and sum to the caller
-    float max = -INFINITY;
-    for (int64_t j = 0; j < n_pos; ++j) max = std::fmax(max, scores[j]);
-    double sum = 0;
-    for (int64_t j = 0; j < n_pos; ++j) sum += scores[j] = std::exp(scores[j] - max);
+    const auto [max, sum] = exp_shifted(scores, n_pos);
     part[0] = max;
     part[1] = static_cast<float>(sum);
   }
