@@ -48,8 +48,8 @@ class I2sMatmul final : public TernaryMatmul {
                  int32_t* dots) const override {
     const I2sTiles& s = tiles_.spans[span];
     dots_(s.tile(tile), s.groups, in.q() + t0 * in.k_padded() + tiles_.starts[span], in.k_padded(), tokens, dots);
-    if (span == 0) remove_code_offset(in, t0, tokens, dots);  // once per row: the spans' dots add up
   }
+  bool dots_of_codes() const override { return true; }
 
  private:
   I2sTileDots dots_;

@@ -78,21 +78,38 @@ void TernaryMatmul::forward_spans(const ActivationBatch& in, float* y, int64_t b
   }
 }
 
+namespace {
+
+// y[r] = float(dots[r] - offset) * inv for r < rows. With the row count known
+// at compile time and the pointers __restrict, GCC vectorizes it at -O2
+// (otherwise it stayed scalar, and this loop and the offset's took 15% as long
+// as the tile dots themselves in prefill; docs/performance.md).
+template <int kRows>
+void scale_dots(const int32_t* __restrict dots, int32_t offset, float inv, float* __restrict y) {
+  for (int r = 0; r < kRows; ++r) y[r] = static_cast<float>(dots[r] - offset) * inv;
+}
+
+void scale_dots(const int32_t* dots, int32_t offset, float inv, float* y, int64_t rows) {
+  for (int64_t r = 0; r < rows; ++r) y[r] = static_cast<float>(dots[r] - offset) * inv;
+}
+
+}  // namespace
+
 void TernaryMatmul::write_rows(int64_t tile, const ActivationBatch& in, int64_t t0, int tokens, const int32_t* dots,
                                float* y) const {
   const int64_t r0 = tile * tile_rows_;
   const int64_t rows = std::min<int64_t>(tile_rows_, rows_ - r0);
+  const bool codes = dots_of_codes();
   for (int t = 0; t < tokens; ++t) {
     // x 1.0f is exact: exact kernels keep the ref's float operations.
     const float inv = scale_ / in.scale()[t0 + t] * dot_unit(t0 + t);
+    const int32_t offset = codes ? in.sum()[t0 + t] : 0;
+    const int32_t* d = dots + t * tile_rows_;
     float* yt = y + (t0 + t) * rows_ + r0;
-    for (int64_t r = 0; r < rows; ++r) yt[r] = static_cast<float>(dots[t * tile_rows_ + r]) * inv;
+    if (rows == 32) scale_dots<32>(d, offset, inv, yt);
+    else if (rows == 16) scale_dots<16>(d, offset, inv, yt);
+    else scale_dots(d, offset, inv, yt, rows);
   }
-}
-
-void TernaryMatmul::remove_code_offset(const ActivationBatch& in, int64_t t0, int tokens, int32_t* dots) const {
-  for (int t = 0; t < tokens; ++t)
-    for (int r = 0; r < tile_rows_; ++r) dots[t * tile_rows_ + r] -= in.sum()[t0 + t];
 }
 
 }  // namespace lowbit

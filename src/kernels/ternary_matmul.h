@@ -39,10 +39,10 @@ class TernaryMatmul : public Matmul {
   // k over the span's columns (all of them when spans() == 1); the spans' dots add up to the row's.
   virtual void tile_dots(int64_t tile, int span, const ActivationBatch& in, int64_t t0, int tokens,
                          int32_t* dots) const = 0;
-  // For kernels that store codes t + 1 (i2s, tl2v): their dots are
-  // sum_k (t + 1) q = sum_k t q + sum_k q, so subtracting each token's sum(q)
-  // from its tile_rows dots leaves sum_k t q.
-  void remove_code_offset(const ActivationBatch& in, int64_t t0, int tokens, int32_t* dots) const;
+  // True for kernels that store codes t + 1 (i2s, tl2v): their dots are
+  // sum_k (t + 1) q = sum_k t q + sum_k q, and write_rows subtracts each
+  // token's sum(q) (once per row, after the spans' dots are added).
+  virtual bool dots_of_codes() const { return false; }
   // What one unit of a dot is worth for `token`: 1 for exact kernels (so y is
   // bitwise the ref's), the table step for kernels with quantized tables.
   virtual float dot_unit(int64_t token) const { return 1.0f; }

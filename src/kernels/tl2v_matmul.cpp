@@ -3,6 +3,8 @@
 // vpdpbusd; lossless like i2s, with a sixth fewer weight bytes to read.
 #include "kernels/tl2v_matmul.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "kernels/spanned_tiles.h"
 #include "kernels/ternary_matmul.h"
@@ -25,8 +27,8 @@ constexpr int64_t kBlockColumns = Tl2vTiles::kBlockColumns, kMaxSpanBlocks = 42;
 class Tl2vMatmul final : public TernaryMatmul {
  public:
   Tl2vMatmul(const WeightView& w, const TernaryScale& s, const CpuFeatures& cpu, ThreadPool& pool)
-      : TernaryMatmul(w, cpu.avx512vnni ? "tl2v/avx512-vbmi-vnni" : "tl2v/avx512-vbmi", s.scale, Tl2vTiles::kRows,
-                      kTl2vMaxTokens),
+      : TernaryMatmul(w, cpu.avx512vnni ? "tl2v/avx512-vbmi-vnni" : "tl2v/avx512-vbmi", s.scale,
+                      kTl2vTilesPerCall * Tl2vTiles::kRows, kTl2vMaxTokens),
         dots_(tl2v_tile_dots_avx512(cpu.avx512vnni)),
         tiles_(w.rows, w.cols, kBlockColumns, kMaxSpanBlocks) {
     for_each_ternary_row(w, s, pool, Tl2vTiles::kRows, [&](int64_t r, const int8_t* t) { tiles_.set_row(r, t); });
@@ -36,13 +38,16 @@ class Tl2vMatmul final : public TernaryMatmul {
 
  protected:
   int spans() const override { return tiles_.count(); }
+  // A matmul tile is kTl2vTilesPerCall tiles of Tl2vTiles (the last may have fewer).
   void tile_dots(int64_t tile, int span, const ActivationBatch& in, int64_t t0, int tokens,
                  int32_t* dots) const override {
     const Tl2vTiles& s = tiles_.spans[span];
-    dots_(s.tile(tile), s.blocks, s.tail_lines, in.q() + t0 * in.k_padded() + tiles_.starts[span], in.k_padded(),
-          tokens, dots);
-    if (span == 0) remove_code_offset(in, t0, tokens, dots);  // once per row: the spans' dots add up
+    const int64_t first = tile * kTl2vTilesPerCall;
+    const int tiles = static_cast<int>(std::min<int64_t>(kTl2vTilesPerCall, s.tiles - first));
+    dots_(s.tile(first), s.tile_bytes, tiles, s.blocks, s.tail_lines,
+          in.q() + t0 * in.k_padded() + tiles_.starts[span], in.k_padded(), tokens, dots);
   }
+  bool dots_of_codes() const override { return true; }
 
  private:
   Tl2vTileDots dots_;

@@ -9,14 +9,19 @@ namespace lowbit {
 // Up to kTl2vMaxTokens tokens per call: each step's codes are up-converted once
 // and dotted with every token's activations.
 inline constexpr int kTl2vMaxTokens = 8;
+// Up to this many tiles per call (consecutive in memory, tile_stride bytes
+// apart): the activations loaded once serve them all.
+inline constexpr int kTl2vTilesPerCall = 2;
 
-// For one tile of Tl2vTiles (16 rows; `blocks` blocks, then `tail_lines` I2S
-// lines) and `tokens` tokens:
-//   out[t][r] = sum_k code(r, k) * q[t * q_stride + k]   (codes t + 1 in 0..2)
-// int32, exact; the caller subtracts sum(q). q rows must be readable for
+// For `tiles` (1 or 2) tiles of Tl2vTiles (16 rows each; `blocks` blocks, then
+// `tail_lines` I2S lines) and `tokens` tokens, row r of tile u:
+//   out[t][16u + r] = sum_k code(r, k) * q[t * q_stride + k]   (codes t + 1 in 0..2)
+// int32, exact; the caller subtracts sum(q). out has 32 rows per token; those
+// of a missing second tile are 0. q rows must be readable for
 // 96 * blocks + 16 * tail_lines bytes.
-using Tl2vTileDots = void (*)(const uint8_t* tile, int64_t blocks, int64_t tail_lines, const int8_t* q,
-                              int64_t q_stride, int tokens, int32_t* out /* [tokens][16] */);
+using Tl2vTileDots = void (*)(const uint8_t* tile, int64_t tile_stride, int tiles, int64_t blocks,
+                              int64_t tail_lines, const int8_t* q, int64_t q_stride, int tokens,
+                              int32_t* out /* [tokens][32] */);
 
 // AVX-512 with VBMI (vpermb); vnni: vpdpbusd, otherwise vpmaddubsw + vpmaddwd.
 Tl2vTileDots tl2v_tile_dots_avx512(bool vnni);

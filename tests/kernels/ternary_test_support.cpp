@@ -77,12 +77,12 @@ std::vector<int8_t> pattern_activations(int tokens, int64_t stride, int64_t k, i
 }
 
 void expect_code_dots(const std::vector<int8_t>& t, int64_t k, const std::vector<int8_t>& q, int64_t stride,
-                      int tokens, const std::vector<int32_t>& out, const std::string& what) {
+                      int tokens, const std::vector<int32_t>& out, const std::string& what, int rows, int out_rows) {
   for (int tk = 0; tk < tokens; ++tk)
-    for (int r = 0; r < 16; ++r) {
+    for (int r = 0; r < rows; ++r) {
       int32_t expect = 0;
       for (int64_t i = 0; i < k; ++i) expect += (t[r * k + i] + 1) * q[tk * stride + i];
-      ASSERT_EQ(out[tk * 16 + r], expect) << what << " k=" << k << " token=" << tk << " row=" << r;
+      ASSERT_EQ(out[tk * out_rows + r], expect) << what << " k=" << k << " token=" << tk << " row=" << r;
     }
 }
 

@@ -41,10 +41,11 @@ int32_t ternary_dot(const int8_t* t_row, const int8_t* q, int64_t k);
 // rest of each row 0 (kernels may read up to the stride).
 std::vector<int8_t> pattern_activations(int tokens, int64_t stride, int64_t k, int pattern, Rng& rng);
 
-// out[tk][r] (16 rows per token) == sum_i (t[r][i] + 1) * q[tk * stride + i]:
-// a tile-dots kernel's exact integer result for 16 rows of t (16 x k).
+// out[tk * out_rows + r] == sum_i (t[r][i] + 1) * q[tk * stride + i] for r < rows:
+// a tile-dots kernel's exact integer result for `rows` rows of t (rows x k).
 void expect_code_dots(const std::vector<int8_t>& t, int64_t k, const std::vector<int8_t>& q, int64_t stride,
-                      int tokens, const std::vector<int32_t>& out, const std::string& what);
+                      int tokens, const std::vector<int32_t>& out, const std::string& what, int rows = 16,
+                      int out_rows = 16);
 
 // m's output for `tokens` tokens of x (tokens x m.cols() floats).
 std::vector<float> run_matmul(const Matmul& m, const std::vector<float>& x, int64_t tokens, ThreadPool& pool);

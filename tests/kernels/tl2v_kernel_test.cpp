@@ -96,23 +96,31 @@ TEST(Tl2vKernel, EveryTripleRoundTrips) {
     for (int64_t c = 0; c < 96; ++c) ASSERT_EQ(tiles.weight(r, c), t[r * 96 + c]) << r << "," << c;
 }
 
+// One tile per call and two (the activations loaded once for both): rows of
+// the first and of the second tile, and zeros where a second tile is missing.
 TEST(Tl2vKernel, TileDotsExactAtBothVariants) {
   const auto variants = tl2v_variants();
   if (variants.empty()) GTEST_SKIP() << "no AVX-512 VBMI: RunsWhereVbmiIs checks the fallback";
   Rng rng(7);
+  constexpr int kOutRows = kTl2vTilesPerCall * Tl2vTiles::kRows;
   for (const int64_t k : {16, 96, 100, 200, 2560, 6912}) {
-    const auto t = random_ternary(16, k, static_cast<uint64_t>(k) + 1);
-    const Tl2vTiles tiles = make_tiles(t, 16, k);
+    const auto t = random_ternary(kOutRows, k, static_cast<uint64_t>(k) + 1);
+    const Tl2vTiles tiles = make_tiles(t, kOutRows, k);
     const int64_t stride = (k + 63) / 64 * 64 + 4;  // not a multiple of 64 on purpose
     for (int pattern = 0; pattern < 4; ++pattern) {
       const auto q = test::pattern_activations(kTl2vMaxTokens, stride, k, pattern, rng);
       for (const auto& isa : variants)
-        for (int n_tokens = 1; n_tokens <= kTl2vMaxTokens; ++n_tokens) {
-          std::vector<int32_t> out(static_cast<size_t>(16 * n_tokens), 12345);
-          tl2v_tile_dots_avx512(isa.cpu.avx512vnni)(tiles.tile(0), tiles.blocks, tiles.tail_lines, q.data(), stride,
-                                                    n_tokens, out.data());
-          test::expect_code_dots(t, k, q, stride, n_tokens, out, isa.name + " pattern " + std::to_string(pattern));
-        }
+        for (int n_tiles = 1; n_tiles <= kTl2vTilesPerCall; ++n_tiles)
+          for (int n_tokens = 1; n_tokens <= kTl2vMaxTokens; ++n_tokens) {
+            std::vector<int32_t> out(static_cast<size_t>(kOutRows * n_tokens), 12345);
+            tl2v_tile_dots_avx512(isa.cpu.avx512vnni)(tiles.tile(0), tiles.tile_bytes, n_tiles, tiles.blocks,
+                                                      tiles.tail_lines, q.data(), stride, n_tokens, out.data());
+            const std::string what = isa.name + " pattern " + std::to_string(pattern) + " tiles " +
+                                     std::to_string(n_tiles) + " tokens " + std::to_string(n_tokens);
+            test::expect_code_dots(t, k, q, stride, n_tokens, out, what, 16 * n_tiles, kOutRows);
+            for (int tk = 0; tk < n_tokens; ++tk)
+              for (int r = 16 * n_tiles; r < kOutRows; ++r) ASSERT_EQ(out[tk * kOutRows + r], 0) << what << " row " << r;
+          }
     }
   }
 }
@@ -125,16 +133,19 @@ TEST(Tl2vKernel, TileDotsExactOnTheLongestRows) {
   if (variants.empty()) GTEST_SKIP() << "no AVX-512 VBMI: RunsWhereVbmiIs checks the fallback";
   const int64_t limit = (int64_t{1} << 21) / 96 * 96;
   for (const int64_t k : {limit, limit + 96 + 16}) {
-    const std::vector<int8_t> t(static_cast<size_t>(16 * k), 1);
-    const Tl2vTiles tiles = make_tiles(t, 16, k);
+    const std::vector<int8_t> t(static_cast<size_t>(16 * kTl2vTilesPerCall * k), 1);
+    const Tl2vTiles tiles = make_tiles(t, 16 * kTl2vTilesPerCall, k);
     for (const int8_t a : {int8_t{-128}, int8_t{127}}) {
       const std::vector<int8_t> q(static_cast<size_t>(k + 64), a);
       const int32_t expect = static_cast<int32_t>(2 * a * k);
       for (const auto& isa : variants) {
-        std::vector<int32_t> out(16, 12345);
-        tl2v_tile_dots_avx512(isa.cpu.avx512vnni)(tiles.tile(0), tiles.blocks, tiles.tail_lines, q.data(), k, 1,
-                                                  out.data());
-        for (int32_t v : out) ASSERT_EQ(v, expect) << isa.name << " k=" << k << " a=" << int{a};
+        std::vector<int32_t> out(kTl2vTilesPerCall * 16, 12345);
+        for (int n_tiles = 1; n_tiles <= kTl2vTilesPerCall; ++n_tiles) {
+          tl2v_tile_dots_avx512(isa.cpu.avx512vnni)(tiles.tile(0), tiles.tile_bytes, n_tiles, tiles.blocks,
+                                                    tiles.tail_lines, q.data(), k, 1, out.data());
+          for (int r = 0; r < 16 * n_tiles; ++r)
+            ASSERT_EQ(out[r], expect) << isa.name << " k=" << k << " a=" << int{a} << " tiles " << n_tiles;
+        }
       }
     }
   }

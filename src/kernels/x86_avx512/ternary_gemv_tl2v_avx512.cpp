@@ -6,6 +6,7 @@
 // shifts), 6 dot products, and 80 bytes read instead of I2_S's 96.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/tl2v_tile_dots.h"
@@ -26,13 +27,21 @@ using avx512::dot_u8s8_broadcast;
 namespace {
 
 // One token: field i is masked in place, so accumulator (h, i) collects 4^i
-// times its dot and is shifted back exactly at the end; six accumulators
-// (step parity h, field i) give six vpdpbusd chains (4-cycle latency, 2 per
-// cycle). |acc| <= 16 x 2 x 128 x 4 x K / 24 < 2^31 while K < 2^21.
+// times its dot and is shifted back exactly at the end; six accumulators per
+// tile (step parity h, field i). |acc| <= 16 x 2 x 128 x 4 x K / 24 < 2^31
+// while K < 2^21.
 // More tokens: each field is shifted down to 0..2 once, shared by the tokens,
 // and a token's accumulators may mix fields; fewer per token as tokens grow,
 // to stay within the 32 zmm registers.
-constexpr int accumulators(int tokens) { return tokens == 1 ? 6 : tokens == 2 ? 6 : tokens <= 4 ? 3 : 2; }
+// Two tiles per call: each activation broadcast is loaded once into a register
+// and meets both tiles' codes. With one tile every vpdpbusd took its own
+// broadcast from memory, and the loop was bound by its loads (2 vector loads
+// per cycle on Zen 5: 6 broadcasts, 2 sign words and the line per 384 weights)
+// and, for one token, by the 4-cycle latency of 6 accumulator chains.
+constexpr int accumulators(int tokens, int tiles) {
+  if (tiles == 1) return tokens <= 2 ? 6 : tokens <= 4 ? 3 : 2;
+  return tokens == 1 ? 6 : tokens == 2 ? 3 : tokens <= 4 ? 2 : 1;
+}
 // Software prefetch this far ahead of the block being read. Without it the
 // GEMV ran ~20% slower than i2s on cold weights (it reads a sixth fewer bytes
 // but issues twice the instructions per byte, so fewer of its loads are in
@@ -44,94 +53,144 @@ constexpr int accumulators(int tokens) { return tokens == 1 ? 6 : tokens == 2 ? 
 // than prefetcht0 in the decode-step chain and 1-4% end to end.
 inline constexpr int64_t kPrefetchBytes = 8192;
 inline constexpr int64_t kMaxBlocksInPlace = (int64_t{1} << 21) / Tl2vTiles::kBlockColumns;
+inline constexpr int kOutRows = kTl2vTilesPerCall * Tl2vTiles::kRows;  // out's rows per token
 
-template <bool kVnni, int kTokens, bool kInPlace>
-void tile_dots(const uint8_t* tile, int64_t blocks, int64_t tail_lines, const int8_t* q, int64_t q_stride,
-               int32_t* out) {
-  constexpr int kAcc = accumulators(kTokens);
+template <bool kVnni, int kTokens, int kTiles, bool kInPlace>
+void tile_dots(const uint8_t* tile, int64_t tile_stride, int64_t blocks, int64_t tail_lines, const int8_t* q,
+               int64_t q_stride, int32_t* out) {
+  constexpr int kAcc = accumulators(kTokens, kTiles);
   static_assert(!kInPlace || kAcc == 6);
   // Accumulator of step parity h, field i.
-  constexpr auto slot = [](int h, int i) { return kAcc == 6 ? 3 * h + i : kAcc == 3 ? i : h; };
+  constexpr auto slot = [](int h, int i) { return kAcc == 6 ? 3 * h + i : kAcc == 3 ? i : kAcc == 2 ? h : 0; };
   const __m512i table = _mm512_load_si512(tl2v_table().triple);
   const __m512i negate = _mm512_set1_epi8(kTl2vNegate), field = _mm512_set1_epi8(3);
-  __m512i acc[kTokens][kAcc];
+  __m512i acc[kTokens][kTiles][kAcc];
   #pragma GCC unroll 8
   for (auto& token_acc : acc)
-    #pragma GCC unroll 6
-    for (auto& a : token_acc) a = _mm512_setzero_si512();
+    #pragma GCC unroll 2
+    for (auto& tile_acc : token_acc)
+      #pragma GCC unroll 6
+      for (auto& a : tile_acc) a = _mm512_setzero_si512();
   const __m512i in_place_mask[3] = {_mm512_set1_epi8(0x03), _mm512_set1_epi8(0x0C), _mm512_set1_epi8(0x30)};
 
   const uint8_t* p = tile;
   for (int64_t b = 0; b < blocks; ++b, p += Tl2vTiles::kBlockBytes) {
     const int8_t* qb = q + b * Tl2vTiles::kBlockColumns;
-    #pragma GCC unroll 5
-    for (int l = 0; l < 5; ++l) _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes + 64 * l), _MM_HINT_NTA);
+    #pragma GCC unroll 2
+    for (int u = 0; u < kTiles; ++u)
+      #pragma GCC unroll 5
+      for (int l = 0; l < 5; ++l)
+        _mm_prefetch(reinterpret_cast<const char*>(p + u * tile_stride + kPrefetchBytes + 64 * l), _MM_HINT_NTA);
     #pragma GCC unroll 4
     for (int m = 0; m < 4; ++m) {
-      const __m512i line = _mm512_load_si512(p + 64 * m);
-      const __m512i index[2] = {line, _mm512_srli_epi16(line, 4)};  // the table ignores the other bits
+      __m512i index[kTiles][2];
+      #pragma GCC unroll 2
+      for (int u = 0; u < kTiles; ++u) {
+        const __m512i line = _mm512_load_si512(p + u * tile_stride + 64 * m);
+        index[u][0] = line;
+        index[u][1] = _mm512_srli_epi16(line, 4);  // the table ignores the other bits
+      }
       #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
         const int s = 2 * m + h;
-        uint64_t sign_bits;
-        std::memcpy(&sign_bits, p + 256 + 8 * s, 8);
-        __m512i triples = _mm512_permutexvar_epi8(index[h], table);
-        triples = _mm512_mask_sub_epi8(triples, _cvtu64_mask64(sign_bits), negate, triples);
-        __m512i codes[3];
-        #pragma GCC unroll 3
-        for (int i = 0; i < 3; ++i)
-          codes[i] = kInPlace ? _mm512_and_si512(triples, in_place_mask[i])
-                              : _mm512_and_si512(_mm512_srli_epi16(triples, 2 * i), field);
+        __m512i codes[kTiles][3];
+        #pragma GCC unroll 2
+        for (int u = 0; u < kTiles; ++u) {
+          uint64_t sign_bits;
+          std::memcpy(&sign_bits, p + u * tile_stride + 256 + 8 * s, 8);
+          __m512i triples = _mm512_permutexvar_epi8(index[u][h], table);
+          triples = _mm512_mask_sub_epi8(triples, _cvtu64_mask64(sign_bits), negate, triples);
+          #pragma GCC unroll 3
+          for (int i = 0; i < 3; ++i)
+            codes[u][i] = kInPlace ? _mm512_and_si512(triples, in_place_mask[i])
+                                   : _mm512_and_si512(_mm512_srli_epi16(triples, 2 * i), field);
+        }
         #pragma GCC unroll 8
         for (int t = 0; t < kTokens; ++t) {
           const int8_t* qs = qb + t * q_stride + Tl2vTiles::kStepColumns * s;
           #pragma GCC unroll 3
-          for (int i = 0; i < 3; ++i)
-            acc[t][slot(h, i)] = dot_u8s8_broadcast<kVnni>(acc[t][slot(h, i)], codes[i], qs + 4 * i);
+          for (int i = 0; i < 3; ++i) {
+            if constexpr (kTiles == 1) {
+              acc[t][0][slot(h, i)] = dot_u8s8_broadcast<kVnni>(acc[t][0][slot(h, i)], codes[0][i], qs + 4 * i);
+            } else {
+              const __m512i a = broadcast4(qs + 4 * i);
+              #pragma GCC unroll 2
+              for (int u = 0; u < kTiles; ++u) acc[t][u][slot(h, i)] = dot_u8s8<kVnni>(acc[t][u][slot(h, i)], codes[u][i], a);
+            }
+          }
         }
       }
     }
   }
 
-  __m512i sum[kTokens];
+  __m512i sum[kTokens][kTiles];
   #pragma GCC unroll 8
-  for (int t = 0; t < kTokens; ++t) {
-    sum[t] = _mm512_setzero_si512();
-    #pragma GCC unroll 6
-    for (int a = 0; a < kAcc; ++a)  // in place, accumulator 3h + i holds 4^i times its dot (exact multiple)
-      sum[t] = _mm512_add_epi32(sum[t], _mm512_maskz_srai_epi32(0xFFFF, acc[t][a], kInPlace ? 2 * (a % 3) : 0));
-  }
+  for (int t = 0; t < kTokens; ++t)
+    #pragma GCC unroll 2
+    for (int u = 0; u < kTiles; ++u) {
+      sum[t][u] = _mm512_setzero_si512();
+      #pragma GCC unroll 6
+      for (int a = 0; a < kAcc; ++a)  // in place, accumulator 3h + i holds 4^i times its dot (exact multiple)
+        sum[t][u] = _mm512_add_epi32(sum[t][u], _mm512_maskz_srai_epi32(0xFFFF, acc[t][u][a], kInPlace ? 2 * (a % 3) : 0));
+    }
 
   // The tail: I2S lines (i2s_tiles.h), codes at bits 2j of every byte.
   const int8_t* qt = q + blocks * Tl2vTiles::kBlockColumns;
   for (int64_t g = 0; g < tail_lines; ++g, p += Tl2vTiles::kLineBytes, qt += Tl2vTiles::kTailColumns) {
-    const __m512i line = _mm512_load_si512(p);
+    __m512i line[kTiles];
+    #pragma GCC unroll 2
+    for (int u = 0; u < kTiles; ++u) line[u] = _mm512_load_si512(p + u * tile_stride);
     #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {
-      const __m512i codes = _mm512_and_si512(_mm512_srli_epi16(line, 2 * j), field);
+      __m512i codes[kTiles];
+      #pragma GCC unroll 2
+      for (int u = 0; u < kTiles; ++u) codes[u] = _mm512_and_si512(_mm512_srli_epi16(line[u], 2 * j), field);
       #pragma GCC unroll 8
-      for (int t = 0; t < kTokens; ++t) sum[t] = dot_u8s8<kVnni>(sum[t], codes, broadcast4(qt + t * q_stride + 4 * j));
+      for (int t = 0; t < kTokens; ++t) {
+        const __m512i a = broadcast4(qt + t * q_stride + 4 * j);
+        #pragma GCC unroll 2
+        for (int u = 0; u < kTiles; ++u) sum[t][u] = dot_u8s8<kVnni>(sum[t][u], codes[u], a);
+      }
     }
   }
   #pragma GCC unroll 8
-  for (int t = 0; t < kTokens; ++t) _mm512_storeu_si512(out + 16 * t, sum[t]);
+  for (int t = 0; t < kTokens; ++t)
+    #pragma GCC unroll 2
+    for (int u = 0; u < kTiles; ++u) _mm512_storeu_si512(out + kOutRows * t + Tl2vTiles::kRows * u, sum[t][u]);
 }
 
-template <bool kVnni>
-void tile_dots_any(const uint8_t* tile, int64_t blocks, int64_t tail_lines, const int8_t* q, int64_t q_stride,
-                   int tokens, int32_t* out) {
+template <bool kVnni, int kTiles>
+void tile_dots_tokens(const uint8_t* tile, int64_t tile_stride, int64_t blocks, int64_t tail_lines, const int8_t* q,
+                      int64_t q_stride, int tokens, int32_t* out) {
   switch (tokens) {
     case 1:
-      if (blocks <= kMaxBlocksInPlace) return tile_dots<kVnni, 1, true>(tile, blocks, tail_lines, q, q_stride, out);
-      return tile_dots<kVnni, 1, false>(tile, blocks, tail_lines, q, q_stride, out);
-    case 2: return tile_dots<kVnni, 2, false>(tile, blocks, tail_lines, q, q_stride, out);
-    case 3: return tile_dots<kVnni, 3, false>(tile, blocks, tail_lines, q, q_stride, out);
-    case 4: return tile_dots<kVnni, 4, false>(tile, blocks, tail_lines, q, q_stride, out);
-    case 5: return tile_dots<kVnni, 5, false>(tile, blocks, tail_lines, q, q_stride, out);
-    case 6: return tile_dots<kVnni, 6, false>(tile, blocks, tail_lines, q, q_stride, out);
-    case 7: return tile_dots<kVnni, 7, false>(tile, blocks, tail_lines, q, q_stride, out);
-    default: return tile_dots<kVnni, 8, false>(tile, blocks, tail_lines, q, q_stride, out);
+      if (blocks <= kMaxBlocksInPlace)
+        return tile_dots<kVnni, 1, kTiles, true>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
+      return tile_dots<kVnni, 1, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
+    case 2: return tile_dots<kVnni, 2, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
+    case 3: return tile_dots<kVnni, 3, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
+    case 4: return tile_dots<kVnni, 4, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
+    case 5: return tile_dots<kVnni, 5, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
+    case 6: return tile_dots<kVnni, 6, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
+    case 7: return tile_dots<kVnni, 7, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
+    default: return tile_dots<kVnni, 8, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
   }
+}
+
+// Several tokens take both tiles in one pass (pp128 at 2 threads 2-14% faster
+// than one tile per pass, alternated runs). One token takes them one after the
+// other: both at once made decode 5-15% slower (two streams of cold weights
+// per thread instead of one; docs/performance.md).
+template <bool kVnni>
+void tile_dots_any(const uint8_t* tile, int64_t tile_stride, int tiles, int64_t blocks, int64_t tail_lines,
+                   const int8_t* q, int64_t q_stride, int tokens, int32_t* out) {
+  if (tiles >= 2 && tokens > 1)
+    return tile_dots_tokens<kVnni, 2>(tile, tile_stride, blocks, tail_lines, q, q_stride, tokens, out);
+  for (int u = 0; u < std::min(tiles, kTl2vTilesPerCall); ++u)
+    tile_dots_tokens<kVnni, 1>(tile + u * tile_stride, tile_stride, blocks, tail_lines, q, q_stride, tokens,
+                               out + Tl2vTiles::kRows * u);
+  for (int t = 0; t < tokens; ++t)
+    std::fill(out + kOutRows * t + Tl2vTiles::kRows * tiles, out + kOutRows * (t + 1), 0);
 }
 
 }  // namespace
