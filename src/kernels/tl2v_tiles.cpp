@@ -1,5 +1,6 @@
 #include "kernels/tl2v_tiles.h"
 
+#include <array>
 #include <cstring>
 
 #include "kernels/tl_tiles.h"
@@ -13,11 +14,23 @@ struct EncodedTriple {
   bool negative;
 };
 
-EncodedTriple encode(int w0, int w1, int w2) {
+EncodedTriple encode_slow(int w0, int w1, int w2) {
   const int first = w0 != 0 ? w0 : w1 != 0 ? w1 : w2;
   const bool negative = first < 0;
   if (negative) w0 = -w0, w1 = -w1, w2 = -w2;
   return {9 * (w0 + 1) + 3 * (w1 + 1) + (w2 + 1) - 13, negative};
+}
+
+// encode_slow by table, indexed by the triple's number in base 3: branch-free
+// (random weights made the branches above mispredict, and encoding was most
+// of a 2B model's load time).
+EncodedTriple encode(int w0, int w1, int w2) {
+  static const auto table = [] {
+    std::array<EncodedTriple, 27> t{};
+    for (int n = 0; n < 27; ++n) t[n] = encode_slow(n / 9 - 1, n / 3 % 3 - 1, n % 3 - 1);
+    return t;
+  }();
+  return table[9 * (w0 + 1) + 3 * (w1 + 1) + (w2 + 1)];
 }
 
 }  // namespace
@@ -48,21 +61,31 @@ Tl2vTiles::Tl2vTiles(int64_t n, int64_t k)
   std::memset(data.data(), 0, data.size());
 }
 
+// Each index byte holds two triples of one row (lane 4r + j, steps 2m and
+// 2m+1), so it is written whole; a sign byte holds the 4 lanes of two rows, so
+// each row writes its nibble. (Encoding triple by triple with a read-modify-
+// write of both bytes made this most of a 2B model's load time.)
 void Tl2vTiles::set_row(int64_t r, const int8_t* t) {
   uint8_t* tb = data.data() + (r / kRows) * tile_bytes;
   const int64_t lane_row = r % kRows;
+  const int sign_shift = 4 * static_cast<int>(lane_row % 2);  // lanes 4r..4r+3: byte r/2, bits 4(r%2)..
   for (int64_t b = 0; b < blocks; ++b) {
     uint8_t* block = tb + b * kBlockBytes;
+    EncodedTriple e[8][4];
     for (int s = 0; s < 8; ++s)
       for (int j = 0; j < 4; ++j) {
         const int8_t* w = t + b * kBlockColumns + s * kStepColumns + j;
-        const EncodedTriple e = encode(w[0], w[4], w[8]);
-        const int64_t lane = 4 * lane_row + j;
-        uint8_t& index_byte = block[(s / 2) * kLineBytes + lane];
-        index_byte = static_cast<uint8_t>((index_byte & (s % 2 ? 0x0F : 0xF0)) | (e.index << (s % 2 ? 4 : 0)));
-        uint8_t& sign_byte = block[256 + 8 * s + lane / 8];
-        sign_byte = static_cast<uint8_t>((sign_byte & ~(1u << (lane % 8))) | (unsigned{e.negative} << (lane % 8)));
+        e[s][j] = encode(w[0], w[4], w[8]);
       }
+    for (int m = 0; m < 4; ++m)
+      for (int j = 0; j < 4; ++j)
+        block[m * kLineBytes + 4 * lane_row + j] = static_cast<uint8_t>(e[2 * m][j].index | e[2 * m + 1][j].index << 4);
+    for (int s = 0; s < 8; ++s) {
+      unsigned nibble = 0;
+      for (int j = 0; j < 4; ++j) nibble |= unsigned{e[s][j].negative} << j;
+      uint8_t& sign_byte = block[256 + 8 * s + lane_row / 2];
+      sign_byte = static_cast<uint8_t>((sign_byte & ~(0xFu << sign_shift)) | nibble << sign_shift);
+    }
   }
   // Tail: I2S lines, byte 4r + c%4 bits 2(c/4) = code of column three_cols + 16g + c.
   uint8_t* tail = tb + blocks * kBlockBytes + 4 * lane_row;
