@@ -7,6 +7,29 @@
 
 namespace lowbit {
 
+namespace {
+
+// y[r] = float(dots[r] - offset) * inv for r < rows. With the row count known
+// at compile time and the pointers __restrict, GCC vectorizes it at -O2
+// (otherwise it stayed scalar, and this loop and the offset's took 15% as long
+// as the tile dots themselves in prefill; docs/performance.md).
+template <int kRows>
+void scale_dots(const int32_t* __restrict dots, int32_t offset, float inv, float* __restrict y) {
+  for (int r = 0; r < kRows; ++r) y[r] = static_cast<float>(dots[r] - offset) * inv;
+}
+
+void scale_dots(const int32_t* dots, int32_t offset, float inv, float* y, int64_t rows) {
+  for (int64_t r = 0; r < rows; ++r) y[r] = static_cast<float>(dots[r] - offset) * inv;
+}
+
+// sums[i] += dots[i], n a multiple of 16 (whole tiles of rows): vectorized as scale_dots.
+void add_dots(int32_t* __restrict sums, const int32_t* __restrict dots, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16)
+    for (int j = 0; j < 16; ++j) sums[i + j] += dots[i + j];
+}
+
+}  // namespace
+
 TernaryMatmul::TernaryMatmul(const WeightView& w, std::string name, float scale, int tile_rows, int max_tokens)
     : Matmul(w.rows, w.cols),
       tensor_name_(w.name),
@@ -15,6 +38,7 @@ TernaryMatmul::TernaryMatmul(const WeightView& w, std::string name, float scale,
       tile_rows_(tile_rows),
       max_tokens_(max_tokens),
       tiles_((w.rows + tile_rows - 1) / tile_rows) {
+  if (tile_rows % 16 != 0) fail("kernel ", name_, ": ", tile_rows, " rows per tile, not a multiple of 16");
   if (tile_rows * max_tokens > kMaxDotsPerCall)
     fail("kernel ", name_, ": ", tile_rows, " rows x ", max_tokens, " tokens per call exceed ", kMaxDotsPerCall);
 }
@@ -70,30 +94,13 @@ void TernaryMatmul::forward_spans(const ActivationBatch& in, float* y, int64_t b
         for (int64_t tile = b0; tile < b1; ++tile) {
           int32_t* s = sums + (tile - b0) * per_tile;
           tile_dots(tile, span, in, t0, tokens, span == 0 ? s : dots);
-          if (span > 0)
-            for (int64_t i = 0; i < per_tile; ++i) s[i] += dots[i];
+          if (span > 0) add_dots(s, dots, per_tile);
         }
       for (int64_t tile = b0; tile < b1; ++tile) write_rows(tile, in, t0, tokens, sums + (tile - b0) * per_tile, y);
     }
   }
 }
 
-namespace {
-
-// y[r] = float(dots[r] - offset) * inv for r < rows. With the row count known
-// at compile time and the pointers __restrict, GCC vectorizes it at -O2
-// (otherwise it stayed scalar, and this loop and the offset's took 15% as long
-// as the tile dots themselves in prefill; docs/performance.md).
-template <int kRows>
-void scale_dots(const int32_t* __restrict dots, int32_t offset, float inv, float* __restrict y) {
-  for (int r = 0; r < kRows; ++r) y[r] = static_cast<float>(dots[r] - offset) * inv;
-}
-
-void scale_dots(const int32_t* dots, int32_t offset, float inv, float* y, int64_t rows) {
-  for (int64_t r = 0; r < rows; ++r) y[r] = static_cast<float>(dots[r] - offset) * inv;
-}
-
-}  // namespace
 
 void TernaryMatmul::write_rows(int64_t tile, const ActivationBatch& in, int64_t t0, int tokens, const int32_t* dots,
                                float* y) const {
