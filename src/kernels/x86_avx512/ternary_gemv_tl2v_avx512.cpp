@@ -40,7 +40,7 @@ namespace {
 // and, for one token, by the 4-cycle latency of 6 accumulator chains.
 constexpr int accumulators(int tokens, int tiles) {
   if (tiles == 1) return tokens <= 2 ? 6 : tokens <= 4 ? 3 : 2;
-  return tokens == 1 ? 6 : tokens == 2 ? 3 : tokens <= 4 ? 2 : 1;
+  return tokens == 2 ? 3 : tokens <= 4 ? 2 : 1;  // two tiles: only for several tokens (tile_dots_any)
 }
 // Software prefetch this far ahead of the block being read. Without it the
 // GEMV ran ~20% slower than i2s on cold weights (it reads a sixth fewer bytes
@@ -164,9 +164,16 @@ void tile_dots_tokens(const uint8_t* tile, int64_t tile_stride, int64_t blocks, 
                       int64_t q_stride, int tokens, int32_t* out) {
   switch (tokens) {
     case 1:
-      if (blocks <= kMaxBlocksInPlace)
-        return tile_dots<kVnni, 1, kTiles, true>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
-      return tile_dots<kVnni, 1, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
+      if constexpr (kTiles == 1) {
+        if (blocks <= kMaxBlocksInPlace)
+          return tile_dots<kVnni, 1, 1, true>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
+        return tile_dots<kVnni, 1, 1, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
+      } else {  // one token takes its tiles one at a time (see tile_dots_any)
+        for (int u = 0; u < kTiles; ++u)
+          tile_dots_tokens<kVnni, 1>(tile + u * tile_stride, tile_stride, blocks, tail_lines, q, q_stride, 1,
+                                     out + Tl2vTiles::kRows * u);
+        return;
+      }
     case 2: return tile_dots<kVnni, 2, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
     case 3: return tile_dots<kVnni, 3, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
     case 4: return tile_dots<kVnni, 4, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
@@ -177,18 +184,15 @@ void tile_dots_tokens(const uint8_t* tile, int64_t tile_stride, int64_t blocks, 
   }
 }
 
-// Several tokens take both tiles in one pass (pp128 at 2 threads 2-14% faster
-// than one tile per pass, alternated runs). One token takes them one after the
-// other: both at once made decode 5-15% slower (two streams of cold weights
-// per thread instead of one; docs/performance.md).
+// Several tokens take both tiles in one pass (pp128 4-8% faster at 1 and 2
+// threads than one tile per pass, alternated runs). One token takes them one
+// after the other: both at once made decode 5-15% slower (two streams of cold
+// weights per thread instead of one; docs/performance.md "Session 8").
 template <bool kVnni>
 void tile_dots_any(const uint8_t* tile, int64_t tile_stride, int tiles, int64_t blocks, int64_t tail_lines,
                    const int8_t* q, int64_t q_stride, int tokens, int32_t* out) {
-  if (tiles >= 2 && tokens > 1)
-    return tile_dots_tokens<kVnni, 2>(tile, tile_stride, blocks, tail_lines, q, q_stride, tokens, out);
-  for (int u = 0; u < std::min(tiles, kTl2vTilesPerCall); ++u)
-    tile_dots_tokens<kVnni, 1>(tile + u * tile_stride, tile_stride, blocks, tail_lines, q, q_stride, tokens,
-                               out + Tl2vTiles::kRows * u);
+  if (tiles >= 2) return tile_dots_tokens<kVnni, 2>(tile, tile_stride, blocks, tail_lines, q, q_stride, tokens, out);
+  tile_dots_tokens<kVnni, 1>(tile, tile_stride, blocks, tail_lines, q, q_stride, tokens, out);
   for (int t = 0; t < tokens; ++t)
     std::fill(out + kOutRows * t + Tl2vTiles::kRows * tiles, out + kOutRows * (t + 1), 0);
 }
