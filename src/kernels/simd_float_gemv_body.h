@@ -12,6 +12,7 @@ namespace lowbit::simd {
 // Weight readers: kLanes values of a row as floats (partial: the first n, rest 0).
 template <class S>
 struct F32Row {
+  static constexpr int kValueBytes = 4;
   static typename S::V load(const uint8_t* row, int64_t k) { return S::load(reinterpret_cast<const float*>(row) + k); }
   static typename S::V load_partial(const uint8_t* row, int64_t k, int64_t n) {
     return S::load_partial(reinterpret_cast<const float*>(row) + k, n);
@@ -19,6 +20,7 @@ struct F32Row {
 };
 template <class S>
 struct F16Row {
+  static constexpr int kValueBytes = 2;
   static typename S::V load(const uint8_t* row, int64_t k) { return S::load_f16(reinterpret_cast<const uint16_t*>(row) + k); }
   static typename S::V load_partial(const uint8_t* row, int64_t k, int64_t n) {
     return S::load_f16_partial(reinterpret_cast<const uint16_t*>(row) + k, n);
@@ -26,11 +28,19 @@ struct F16Row {
 };
 template <class S>
 struct Bf16Row {
+  static constexpr int kValueBytes = 2;
   static typename S::V load(const uint8_t* row, int64_t k) { return S::load_bf16(reinterpret_cast<const uint16_t*>(row) + k); }
   static typename S::V load_partial(const uint8_t* row, int64_t k, int64_t n) {
     return S::load_bf16_partial(reinterpret_cast<const uint16_t*>(row) + k, n);
   }
 };
+
+// How far ahead a one-token row prefetches (non-temporal). The hardware
+// prefetcher alone left the F16 head at 64-72% of the 2-thread read bandwidth;
+// with this, 2B-4T decode (656 MB of F16 head per token) ran 19-31% faster at
+// 2 threads and 6-11% at 1 (alternated runs; 2-6 KiB alike, 8 KiB a little
+// slower; docs/performance.md "Session 8").
+inline constexpr int64_t kFloatPrefetchBytes = 4096;
 
 // kRows x kTokens dots; kSplit accumulators per dot break the FMA latency
 // chain when there are few dots (a GEMV).
@@ -46,8 +56,17 @@ void float_tile(const uint8_t* w, int64_t row_bytes, const float* x, int64_t x_s
     for (int r = 0; r < kRows; ++r)
       #pragma GCC unroll 64
       for (int t = 0; t < kTokens; ++t) acc[s][r][t] = S::zero();
+  // One row, one token (a GEMV: one sequential stream): non-temporal software
+  // prefetch kFloatPrefetchBytes ahead, one per 64-byte line.
+  constexpr bool kPrefetch = kRows == 1 && kTokens == 1;
+  constexpr int kStepBytes = kSplit * L * Row::kValueBytes;
   int64_t i = 0;
   for (; i + kSplit * L <= k; i += kSplit * L) {
+    if constexpr (kPrefetch) {
+      #pragma GCC unroll 8
+      for (int b = 0; b < kStepBytes; b += 64)
+        __builtin_prefetch(w + i * Row::kValueBytes + kFloatPrefetchBytes + b, 0, 0);  // 0, 0: prefetchnta
+    }
     #pragma GCC unroll 64
     for (int s = 0; s < kSplit; ++s) {
       V xv[kTokens];
