@@ -37,8 +37,8 @@ struct Bf16Row {
 
 // How far ahead a one-token row prefetches (non-temporal). The hardware
 // prefetcher alone left the F16 head at 64-72% of the 2-thread read bandwidth;
-// with this, 2B-4T decode (656 MB of F16 head per token) ran 19-31% faster at
-// 2 threads and 6-11% at 1 (alternated runs; 2-6 KiB alike, 8 KiB a little
+// with this, 2B-4T decode (656 MB of F16 head per token) ran 10-31% faster at
+// 2 threads and 6-20% at 1 (two sets of alternated runs; 2-6 KiB alike, 8 KiB a little
 // slower; docs/performance.md "Session 8").
 inline constexpr int64_t kFloatPrefetchBytes = 4096;
 
