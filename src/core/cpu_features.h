@@ -19,6 +19,10 @@ struct CpuFeatures {
   bool avx512vnni = false;
   bool avx512vbmi = false;
   bool avx512bf16 = false;
+  // cpuid vendor "AuthenticAMD". Some memory hints are a vendor matter: a
+  // non-temporal prefetch made the F16 GEMV faster on Zen 5 and slower on an
+  // Intel Xeon (kernels/simd_float_gemv_body.h).
+  bool vendor_amd = false;
 
   // The ISA levels kernels are built for: AVX2 (+FMA/F16C) and AVX-512 (F/BW/VL/DQ).
   bool has_avx2_level() const { return avx2 && fma && f16c; }

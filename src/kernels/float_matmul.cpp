@@ -60,8 +60,8 @@ struct FloatIsa {
 };
 
 FloatIsa pick_isa(GgmlType type, const CpuFeatures& cpu) {
-  if (cpu.has_avx512_level()) return {"avx512", float_tile_dots_avx512(type)};
-  if (cpu.has_avx2_level()) return {"avx2", float_tile_dots_avx2(type)};
+  if (cpu.has_avx512_level()) return {"avx512", float_tile_dots_avx512(type, cpu.vendor_amd)};
+  if (cpu.has_avx2_level()) return {"avx2", float_tile_dots_avx2(type, cpu.vendor_amd)};
   return {"", nullptr};
 }
 

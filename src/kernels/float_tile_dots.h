@@ -20,8 +20,10 @@ inline constexpr int kFloatTileTokens = 4;
 using FloatTileDots = void (*)(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride,
                                int tokens, int64_t k, float* y, int64_t y_stride);
 
-// nullptr for a type the family does not read.
-FloatTileDots float_tile_dots_avx512(GgmlType type);
-FloatTileDots float_tile_dots_avx2(GgmlType type);
+// nullptr for a type the family does not read. prefetch: one-token rows of
+// F16 / BF16 / F32 prefetch non-temporally ahead (kFloatPrefetchBytes; faster
+// on AMD Zen 5, slower on an Intel Xeon: docs/performance.md "Session 8").
+FloatTileDots float_tile_dots_avx512(GgmlType type, bool prefetch);
+FloatTileDots float_tile_dots_avx2(GgmlType type, bool prefetch);
 
 }  // namespace lowbit

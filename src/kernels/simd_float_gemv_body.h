@@ -35,16 +35,18 @@ struct Bf16Row {
   }
 };
 
-// How far ahead a one-token row prefetches (non-temporal). The hardware
-// prefetcher alone left the F16 head at 64-72% of the 2-thread read bandwidth;
-// with this, 2B-4T decode (656 MB of F16 head per token) ran 10-31% faster at
-// 2 threads and 6-20% at 1 (two sets of alternated runs; 2-6 KiB alike, 8 KiB a little
-// slower; docs/performance.md "Session 8").
+// How far ahead a one-token row prefetches (non-temporal), where kPrefetch is
+// on (AMD: float_matmul.cpp). On Zen 5 the hardware prefetcher alone left the
+// F16 head at 64-72% of the 2-thread read bandwidth; with this, 2B-4T decode
+// (656 MB of F16 head per token) ran 10-31% faster at 2 threads and 6-20% at 1
+// (two sets of alternated runs; 2-6 KiB alike, 8 KiB a little slower). On a
+// 16-core Intel Xeon the same made it 12-35% slower (docs/performance.md
+// "Session 8").
 inline constexpr int64_t kFloatPrefetchBytes = 4096;
 
 // kRows x kTokens dots; kSplit accumulators per dot break the FMA latency
 // chain when there are few dots (a GEMV).
-template <class S, class Row, int kRows, int kTokens, int kSplit>
+template <class S, class Row, int kRows, int kTokens, int kSplit, bool kPrefetch = false>
 void float_tile(const uint8_t* w, int64_t row_bytes, const float* x, int64_t x_stride, int64_t k, float* y,
                 int64_t y_stride) {
   using V = typename S::V;
@@ -58,7 +60,7 @@ void float_tile(const uint8_t* w, int64_t row_bytes, const float* x, int64_t x_s
       for (int t = 0; t < kTokens; ++t) acc[s][r][t] = S::zero();
   // One row, one token (a GEMV: one sequential stream): non-temporal software
   // prefetch kFloatPrefetchBytes ahead, one per 64-byte line.
-  constexpr bool kPrefetch = kRows == 1 && kTokens == 1;
+  static_assert(!kPrefetch || (kRows == 1 && kTokens == 1));
   constexpr int kStepBytes = kSplit * L * Row::kValueBytes;
   int64_t i = 0;
   for (; i + kSplit * L <= k; i += kSplit * L) {
@@ -118,11 +120,12 @@ void float_tile_tokens(const uint8_t* w, int64_t row_bytes, const float* x, int6
   }
 }
 
-template <class S, class Row>
+template <class S, class Row, bool kPrefetch>
 void float_tile_dots(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride, int tokens,
                      int64_t k, float* y, int64_t y_stride) {
   if (tokens == 1) {
-    for (int r = 0; r < rows; ++r) float_tile<S, Row, 1, 1, 4>(w + r * row_bytes, row_bytes, x, x_stride, k, y + r, y_stride);
+    for (int r = 0; r < rows; ++r)
+      float_tile<S, Row, 1, 1, 4, kPrefetch>(w + r * row_bytes, row_bytes, x, x_stride, k, y + r, y_stride);
   } else if (rows == kFloatTileRows) {
     float_tile_tokens<S, Row, kFloatTileRows>(w, row_bytes, x, x_stride, tokens, k, y, y_stride);
   } else {
@@ -132,11 +135,11 @@ void float_tile_dots(const uint8_t* w, int64_t row_bytes, int rows, const float*
 }
 
 template <class S>
-FloatTileDots float_tile_dots_for(GgmlType type) {
+FloatTileDots float_tile_dots_for(GgmlType type, bool prefetch) {
   switch (type) {
-    case GgmlType::F32: return float_tile_dots<S, F32Row<S>>;
-    case GgmlType::F16: return float_tile_dots<S, F16Row<S>>;
-    case GgmlType::BF16: return float_tile_dots<S, Bf16Row<S>>;
+    case GgmlType::F32: return prefetch ? float_tile_dots<S, F32Row<S>, true> : float_tile_dots<S, F32Row<S>, false>;
+    case GgmlType::F16: return prefetch ? float_tile_dots<S, F16Row<S>, true> : float_tile_dots<S, F16Row<S>, false>;
+    case GgmlType::BF16: return prefetch ? float_tile_dots<S, Bf16Row<S>, true> : float_tile_dots<S, Bf16Row<S>, false>;
     case GgmlType::Q6_K: return q6_k_tile_dots<S>;
     default: return nullptr;
   }

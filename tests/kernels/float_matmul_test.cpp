@@ -48,20 +48,24 @@ TEST(FloatKernel, MatchesReferenceAtEveryIsa) {
         std::vector<float> want(static_cast<size_t>(tokens * rows));
         ref->forward(in, want.data(), pool);
         for (const auto& v : variants) {
-          const auto kernel = find_kernel_family("f16")->make(view, v.cpu, pool);
-          std::vector<float> got(static_cast<size_t>(tokens * rows), NAN);
-          kernel->forward(in, got.data(), pool);
-          for (int64_t t = 0; t < tokens; ++t) {
-            for (int64_t r = 0; r < rows; ++r) {
-              // Tolerance from the magnitudes summed: float reassociation only.
-              std::vector<float> row(static_cast<size_t>(cols));
-              double mag = 0;
-              weight_format(type).dequantize_row(w.data() + r * ggml_row_bytes(type, cols), row.data(), cols);
-              for (int64_t k = 0; k < cols; ++k) mag += std::fabs(row[k] * x[t * cols + k]);
-              const size_t i = static_cast<size_t>(t * rows + r);
-              ASSERT_NEAR(got[i], want[i], 1e-5 * mag + 1e-30)
-                  << kernel->kernel_name() << " " << ggml_type_name(type) << " " << rows << "x" << cols
-                  << " tokens " << tokens << " at (" << t << ", " << r << ")";
+          for (const bool amd : {false, true}) {  // without and with the one-token prefetch
+            CpuFeatures cpu = v.cpu;
+            cpu.vendor_amd = amd;
+            const auto kernel = find_kernel_family("f16")->make(view, cpu, pool);
+            std::vector<float> got(static_cast<size_t>(tokens * rows), NAN);
+            kernel->forward(in, got.data(), pool);
+            for (int64_t t = 0; t < tokens; ++t) {
+              for (int64_t r = 0; r < rows; ++r) {
+                // Tolerance from the magnitudes summed: float reassociation only.
+                std::vector<float> row(static_cast<size_t>(cols));
+                double mag = 0;
+                weight_format(type).dequantize_row(w.data() + r * ggml_row_bytes(type, cols), row.data(), cols);
+                for (int64_t k = 0; k < cols; ++k) mag += std::fabs(row[k] * x[t * cols + k]);
+                const size_t i = static_cast<size_t>(t * rows + r);
+                ASSERT_NEAR(got[i], want[i], 1e-5 * mag + 1e-30)
+                    << kernel->kernel_name() << (amd ? " (prefetch)" : "") << " " << ggml_type_name(type) << " "
+                    << rows << "x" << cols << " tokens " << tokens << " at (" << t << ", " << r << ")";
+              }
             }
           }
         }

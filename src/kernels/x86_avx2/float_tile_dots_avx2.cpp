@@ -3,6 +3,8 @@
 
 namespace lowbit {
 
-FloatTileDots float_tile_dots_avx2(GgmlType type) { return simd::float_tile_dots_for<simd::Avx2>(type); }
+FloatTileDots float_tile_dots_avx2(GgmlType type, bool prefetch) {
+  return simd::float_tile_dots_for<simd::Avx2>(type, prefetch);
+}
 
 }  // namespace lowbit

@@ -3,6 +3,8 @@
 
 namespace lowbit {
 
-FloatTileDots float_tile_dots_avx512(GgmlType type) { return simd::float_tile_dots_for<simd::Avx512>(type); }
+FloatTileDots float_tile_dots_avx512(GgmlType type, bool prefetch) {
+  return simd::float_tile_dots_for<simd::Avx512>(type, prefetch);
+}
 
 }  // namespace lowbit
