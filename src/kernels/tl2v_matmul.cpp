@@ -29,7 +29,7 @@ class Tl2vMatmul final : public TernaryMatmul {
   Tl2vMatmul(const WeightView& w, const TernaryScale& s, const CpuFeatures& cpu, ThreadPool& pool)
       : TernaryMatmul(w, cpu.avx512vnni ? "tl2v/avx512-vbmi-vnni" : "tl2v/avx512-vbmi", s.scale,
                       kTl2vTilesPerCall * Tl2vTiles::kRows, kTl2vMaxTokens),
-        dots_(tl2v_tile_dots_avx512(cpu.avx512vnni)),
+        dots_(tl2v_tile_dots_avx512(cpu.avx512vnni, cpu.vendor_amd)),
         tiles_(w.rows, w.cols, kBlockColumns, kMaxSpanBlocks) {
     for_each_ternary_row(w, s, pool, Tl2vTiles::kRows, [&](int64_t r, const int8_t* t) { tiles_.set_row(r, t); });
   }

@@ -24,6 +24,7 @@ using Tl2vTileDots = void (*)(const uint8_t* tile, int64_t tile_stride, int tile
                               int32_t* out /* [tokens][32] */);
 
 // AVX-512 with VBMI (vpermb); vnni: vpdpbusd, otherwise vpmaddubsw + vpmaddwd.
-Tl2vTileDots tl2v_tile_dots_avx512(bool vnni);
+// nta_prefetch: the weights' software prefetch is prefetchnta (AMD), else prefetcht0.
+Tl2vTileDots tl2v_tile_dots_avx512(bool vnni, bool nta_prefetch);
 
 }  // namespace lowbit

@@ -109,18 +109,23 @@ TEST(Tl2vKernel, TileDotsExactAtBothVariants) {
     const int64_t stride = (k + 63) / 64 * 64 + 4;  // not a multiple of 64 on purpose
     for (int pattern = 0; pattern < 4; ++pattern) {
       const auto q = test::pattern_activations(kTl2vMaxTokens, stride, k, pattern, rng);
-      for (const auto& isa : variants)
-        for (int n_tiles = 1; n_tiles <= kTl2vTilesPerCall; ++n_tiles)
-          for (int n_tokens = 1; n_tokens <= kTl2vMaxTokens; ++n_tokens) {
-            std::vector<int32_t> out(static_cast<size_t>(kOutRows * n_tokens), 12345);
-            tl2v_tile_dots_avx512(isa.cpu.avx512vnni)(tiles.tile(0), tiles.tile_bytes, n_tiles, tiles.blocks,
-                                                      tiles.tail_lines, q.data(), stride, n_tokens, out.data());
-            const std::string what = isa.name + " pattern " + std::to_string(pattern) + " tiles " +
-                                     std::to_string(n_tiles) + " tokens " + std::to_string(n_tokens);
-            test::expect_code_dots(t, k, q, stride, n_tokens, out, what, 16 * n_tiles, kOutRows);
-            for (int tk = 0; tk < n_tokens; ++tk)
-              for (int r = 16 * n_tiles; r < kOutRows; ++r) ASSERT_EQ(out[tk * kOutRows + r], 0) << what << " row " << r;
+      for (const auto& isa : variants) {
+        for (const bool nta : {true, false}) {  // the prefetch hint must not matter
+          for (int n_tiles = 1; n_tiles <= kTl2vTilesPerCall; ++n_tiles) {
+            for (int n_tokens = 1; n_tokens <= kTl2vMaxTokens; ++n_tokens) {
+              std::vector<int32_t> out(static_cast<size_t>(kOutRows * n_tokens), 12345);
+              tl2v_tile_dots_avx512(isa.cpu.avx512vnni, nta)(tiles.tile(0), tiles.tile_bytes, n_tiles, tiles.blocks,
+                                                             tiles.tail_lines, q.data(), stride, n_tokens, out.data());
+              const std::string what = isa.name + (nta ? " nta" : " t0") + " pattern " + std::to_string(pattern) +
+                                       " tiles " + std::to_string(n_tiles) + " tokens " + std::to_string(n_tokens);
+              test::expect_code_dots(t, k, q, stride, n_tokens, out, what, 16 * n_tiles, kOutRows);
+              for (int tk = 0; tk < n_tokens; ++tk)
+                for (int r = 16 * n_tiles; r < kOutRows; ++r)
+                  ASSERT_EQ(out[tk * kOutRows + r], 0) << what << " row " << r;
+            }
           }
+        }
+      }
     }
   }
 }
@@ -141,8 +146,8 @@ TEST(Tl2vKernel, TileDotsExactOnTheLongestRows) {
       for (const auto& isa : variants) {
         std::vector<int32_t> out(kTl2vTilesPerCall * 16, 12345);
         for (int n_tiles = 1; n_tiles <= kTl2vTilesPerCall; ++n_tiles) {
-          tl2v_tile_dots_avx512(isa.cpu.avx512vnni)(tiles.tile(0), tiles.tile_bytes, n_tiles, tiles.blocks,
-                                                    tiles.tail_lines, q.data(), k, 1, out.data());
+          tl2v_tile_dots_avx512(isa.cpu.avx512vnni, true)(tiles.tile(0), tiles.tile_bytes, n_tiles, tiles.blocks,
+                                                          tiles.tail_lines, q.data(), k, 1, out.data());
           for (int r = 0; r < 16 * n_tiles; ++r)
             ASSERT_EQ(out[r], expect) << isa.name << " k=" << k << " a=" << int{a} << " tiles " << n_tiles;
         }

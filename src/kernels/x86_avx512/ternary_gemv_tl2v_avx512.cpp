@@ -48,14 +48,16 @@ constexpr int accumulators(int tokens, int tiles) {
 // flight); with 4 KiB, 1.12-1.28x faster. 8 KiB: the same at 1 thread and
 // 2-4% faster than 4 KiB at 2 threads, where memory latency under load is
 // longer (decode-step chain; 16 KiB slower again; docs/performance.md).
-// Non-temporal (prefetchnta): the tiles are read once per token, and keeping
-// them from displacing activations and other cached data was 1-8% faster
-// than prefetcht0 in the decode-step chain and 1-4% end to end.
+// Non-temporal (prefetchnta) on AMD: the tiles are read once per token, and
+// keeping them from displacing activations and other cached data was 1-8%
+// faster than prefetcht0 in the decode-step chain and 1-4% end to end on Zen 5.
+// On a 16-core Intel Xeon prefetcht0 decoded 2-27% faster (docs/performance.md
+// "Session 8"), so Intel gets that (kNta false).
 inline constexpr int64_t kPrefetchBytes = 8192;
 inline constexpr int64_t kMaxBlocksInPlace = (int64_t{1} << 21) / Tl2vTiles::kBlockColumns;
 inline constexpr int kOutRows = kTl2vTilesPerCall * Tl2vTiles::kRows;  // out's rows per token
 
-template <bool kVnni, int kTokens, int kTiles, bool kInPlace>
+template <bool kVnni, bool kNta, int kTokens, int kTiles, bool kInPlace>
 void tile_dots(const uint8_t* tile, int64_t tile_stride, int64_t blocks, int64_t tail_lines, const int8_t* q,
                int64_t q_stride, int32_t* out) {
   constexpr int kAcc = accumulators(kTokens, kTiles);
@@ -80,7 +82,8 @@ void tile_dots(const uint8_t* tile, int64_t tile_stride, int64_t blocks, int64_t
     for (int u = 0; u < kTiles; ++u)
       #pragma GCC unroll 5
       for (int l = 0; l < 5; ++l)
-        _mm_prefetch(reinterpret_cast<const char*>(p + u * tile_stride + kPrefetchBytes + 64 * l), _MM_HINT_NTA);
+        _mm_prefetch(reinterpret_cast<const char*>(p + u * tile_stride + kPrefetchBytes + 64 * l),
+                     kNta ? _MM_HINT_NTA : _MM_HINT_T0);
     #pragma GCC unroll 4
     for (int m = 0; m < 4; ++m) {
       __m512i index[kTiles][2];
@@ -159,28 +162,28 @@ void tile_dots(const uint8_t* tile, int64_t tile_stride, int64_t blocks, int64_t
     for (int u = 0; u < kTiles; ++u) _mm512_storeu_si512(out + kOutRows * t + Tl2vTiles::kRows * u, sum[t][u]);
 }
 
-template <bool kVnni, int kTiles>
+template <bool kVnni, bool kNta, int kTiles>
 void tile_dots_tokens(const uint8_t* tile, int64_t tile_stride, int64_t blocks, int64_t tail_lines, const int8_t* q,
                       int64_t q_stride, int tokens, int32_t* out) {
   switch (tokens) {
     case 1:
       if constexpr (kTiles == 1) {
         if (blocks <= kMaxBlocksInPlace)
-          return tile_dots<kVnni, 1, 1, true>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
-        return tile_dots<kVnni, 1, 1, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
+          return tile_dots<kVnni, kNta, 1, 1, true>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
+        return tile_dots<kVnni, kNta, 1, 1, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
       } else {  // one token takes its tiles one at a time (see tile_dots_any)
         for (int u = 0; u < kTiles; ++u)
-          tile_dots_tokens<kVnni, 1>(tile + u * tile_stride, tile_stride, blocks, tail_lines, q, q_stride, 1,
+          tile_dots_tokens<kVnni, kNta, 1>(tile + u * tile_stride, tile_stride, blocks, tail_lines, q, q_stride, 1,
                                      out + Tl2vTiles::kRows * u);
         return;
       }
-    case 2: return tile_dots<kVnni, 2, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
-    case 3: return tile_dots<kVnni, 3, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
-    case 4: return tile_dots<kVnni, 4, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
-    case 5: return tile_dots<kVnni, 5, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
-    case 6: return tile_dots<kVnni, 6, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
-    case 7: return tile_dots<kVnni, 7, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
-    default: return tile_dots<kVnni, 8, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
+    case 2: return tile_dots<kVnni, kNta, 2, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
+    case 3: return tile_dots<kVnni, kNta, 3, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
+    case 4: return tile_dots<kVnni, kNta, 4, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
+    case 5: return tile_dots<kVnni, kNta, 5, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
+    case 6: return tile_dots<kVnni, kNta, 6, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
+    case 7: return tile_dots<kVnni, kNta, 7, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
+    default: return tile_dots<kVnni, kNta, 8, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
   }
 }
 
@@ -188,17 +191,20 @@ void tile_dots_tokens(const uint8_t* tile, int64_t tile_stride, int64_t blocks, 
 // threads than one tile per pass, alternated runs). One token takes them one
 // after the other: both at once made decode 5-15% slower (two streams of cold
 // weights per thread instead of one; docs/performance.md "Session 8").
-template <bool kVnni>
+template <bool kVnni, bool kNta>
 void tile_dots_any(const uint8_t* tile, int64_t tile_stride, int tiles, int64_t blocks, int64_t tail_lines,
                    const int8_t* q, int64_t q_stride, int tokens, int32_t* out) {
-  if (tiles >= 2) return tile_dots_tokens<kVnni, 2>(tile, tile_stride, blocks, tail_lines, q, q_stride, tokens, out);
-  tile_dots_tokens<kVnni, 1>(tile, tile_stride, blocks, tail_lines, q, q_stride, tokens, out);
+  if (tiles >= 2) return tile_dots_tokens<kVnni, kNta, 2>(tile, tile_stride, blocks, tail_lines, q, q_stride, tokens, out);
+  tile_dots_tokens<kVnni, kNta, 1>(tile, tile_stride, blocks, tail_lines, q, q_stride, tokens, out);
   for (int t = 0; t < tokens; ++t)
     std::fill(out + kOutRows * t + Tl2vTiles::kRows * tiles, out + kOutRows * (t + 1), 0);
 }
 
 }  // namespace
 
-Tl2vTileDots tl2v_tile_dots_avx512(bool vnni) { return vnni ? tile_dots_any<true> : tile_dots_any<false>; }
+Tl2vTileDots tl2v_tile_dots_avx512(bool vnni, bool nta_prefetch) {
+  if (vnni) return nta_prefetch ? tile_dots_any<true, true> : tile_dots_any<true, false>;
+  return nta_prefetch ? tile_dots_any<false, true> : tile_dots_any<false, false>;
+}
 
 }  // namespace lowbit
