@@ -121,7 +121,8 @@ int run_roofline(const Options& o) {
     // The kernel a model would run: for int2, the one for Q2_0's levels.
     std::string name = cat(f.name, "/", vnni4_isa_name(isa));
     const Vnni4Kernel kernel =
-        f.bits == Vnni4Bits::Two ? int2_kernel(isa, {-1, 0, 1, 2}, 64, &name) : vnni4_kernel(f.bits, isa);
+        f.bits == Vnni4Bits::Two ? int2_kernel(isa, {-1, 0, 1, 2}, 64, cpu.vendor_amd, &name)
+                                 : vnni4_kernel(f.bits, isa, cpu.vendor_amd);
     if (kernel == nullptr) continue;
     const ComputeThroughput c = measure_compute_throughput(f.bits, kernel, clock.core_hz);
     compute[f.name] = c;

@@ -22,8 +22,9 @@ KernelFamily q8_0_kernel_family();
 
 // The int2 kernel for these levels and group at isa (the masking kernel for
 // levels lowest + code on AVX-512 VNNI, the vpshufb one otherwise); *name gets
-// its kernel name, "int2/<isa>[-linear]".
-Vnni4Kernel int2_kernel(Vnni4Isa isa, const std::array<int8_t, 4>& levels, int64_t group, std::string* name);
+// its kernel name, "int2/<isa>[-linear]". nta_prefetch as vnni4_kernel's.
+Vnni4Kernel int2_kernel(Vnni4Isa isa, const std::array<int8_t, 4>& levels, int64_t group, bool nta_prefetch,
+                        std::string* name);
 
 // Generic 2-bit matrix: source gives each row's codes (0..3) and fp16 scales per
 // group; weight = levels[code] * scale. Throws Error when the levels span more

@@ -78,11 +78,13 @@ std::unique_ptr<Matmul> int2_make(const WeightView& w, const CpuFeatures& cpu, T
 
 }  // namespace
 
-Vnni4Kernel int2_kernel(Vnni4Isa isa, const std::array<int8_t, 4>& levels, int64_t group, std::string* name) {
+Vnni4Kernel int2_kernel(Vnni4Isa isa, const std::array<int8_t, 4>& levels, int64_t group, bool nta_prefetch,
+                        std::string* name) {
   const bool linear = levels[1] == levels[0] + 1 && levels[2] == levels[0] + 2 && levels[3] == levels[0] + 3;
   const bool masking = isa == Vnni4Isa::Avx512Vnni && linear && group <= kInt2LinearMaxGroup;
   if (name != nullptr) *name = cat("int2/", vnni4_isa_name(isa), masking ? "-linear" : "");
-  return masking ? int2_linear_gemv_avx512 : vnni4_kernel(Vnni4Bits::Two, isa);
+  if (masking) return nta_prefetch ? int2_linear_gemv_avx512 : int2_linear_gemv_avx512_t0;
+  return vnni4_kernel(Vnni4Bits::Two, isa, nta_prefetch);
 }
 
 std::unique_ptr<Matmul> make_int2_matmul(int64_t rows, int64_t cols, int64_t group,
@@ -96,8 +98,8 @@ std::unique_ptr<Matmul> make_int2_matmul(int64_t rows, int64_t cols, int64_t gro
     fail("int2 levels span ", span, " > 127: vpmaddubsw (plain AVX2) would saturate");
   if (static_cast<int64_t>(group) * span * 128 > INT32_MAX)
     fail("int2 groups of ", group, " k with levels spanning ", span, " overflow the int32 accumulators");
-  Vnni4Spec spec{"", int2_kernel(isa, levels, group, nullptr), lowest, {}, tensor_scale};
-  int2_kernel(isa, levels, group, &spec.name);
+  Vnni4Spec spec{"", int2_kernel(isa, levels, group, cpu.vendor_amd, nullptr), lowest, {}, tensor_scale};
+  int2_kernel(isa, levels, group, cpu.vendor_amd, &spec.name);
   // vpshufb tables indexed by a nibble: bits 0-1 (first 16 bytes), bits 2-3 (next 16).
   for (int n = 0; n < 16; ++n) {
     spec.lut[n] = static_cast<uint8_t>(levels[n & 3] - lowest);

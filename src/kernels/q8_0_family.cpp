@@ -12,12 +12,12 @@ namespace lowbit {
 namespace {
 
 int q8_0_score(const WeightView& w, const CpuFeatures& cpu) {
-  return w.type == GgmlType::Q8_0 && vnni4_kernel(Vnni4Bits::Eight, vnni4_isa(cpu)) != nullptr ? 20 : 0;
+  return w.type == GgmlType::Q8_0 && vnni4_kernel(Vnni4Bits::Eight, vnni4_isa(cpu), cpu.vendor_amd) != nullptr ? 20 : 0;
 }
 
 std::unique_ptr<Matmul> q8_0_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
   const Vnni4Isa isa = vnni4_isa(cpu);
-  if (w.type != GgmlType::Q8_0 || vnni4_kernel(Vnni4Bits::Eight, isa) == nullptr)
+  if (w.type != GgmlType::Q8_0 || vnni4_kernel(Vnni4Bits::Eight, isa, cpu.vendor_amd) == nullptr)
     fail("tensor ", w.name, ": the q8_0 kernel needs Q8_0 weights and AVX-VNNI or AVX-512 VNNI (type ",
          ggml_type_name(w.type), ", cpu: ", cpu.describe(), ")");
   const int64_t row_bytes = ggml_row_bytes(w.type, w.cols);
@@ -32,7 +32,7 @@ std::unique_ptr<Matmul> q8_0_make(const WeightView& w, const CpuFeatures& cpu, T
         }
       },
       pool);
-  return make_vnni4_matmul(std::move(layout), {cat("q8_0/", vnni4_isa_name(isa)), vnni4_kernel(Vnni4Bits::Eight, isa), -128});
+  return make_vnni4_matmul(std::move(layout), {cat("q8_0/", vnni4_isa_name(isa)), vnni4_kernel(Vnni4Bits::Eight, isa, cpu.vendor_amd), -128});
 }
 
 }  // namespace

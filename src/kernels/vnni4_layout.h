@@ -53,7 +53,9 @@ constexpr int64_t kVnni4PrefetchBytes = LOWBIT_PREFETCH_BYTES;
 // far with prefetcht0, but with prefetchnta 8 KiB was its best distance: 5-40%
 // faster than prefetcht0 at 4 KiB through the Matmul (3 runs, 4 shapes), -7%
 // to +19% with the kernel called directly (2 runs). int1 is compute-bound:
-// 4 KiB, either hint (docs/performance.md "Session 7").
+// 4 KiB, either hint (docs/performance.md "Session 7"). All that was Zen 5: on
+// an Intel Xeon prefetcht0 was much faster, so the hint follows the vendor
+// (the _t0 kernels, vnni4_kernel's nta_prefetch; "Session 8").
 constexpr int64_t kVnni4FarPrefetchBytes = 2 * kVnni4PrefetchBytes;
 
 enum class Vnni4Bits { One = 1, Two = 2, Eight = 8 };

@@ -75,9 +75,13 @@ const char* vnni4_isa_name(Vnni4Isa isa) {
   return "none";
 }
 
-Vnni4Kernel vnni4_kernel(Vnni4Bits bits, Vnni4Isa isa) {
+Vnni4Kernel vnni4_kernel(Vnni4Bits bits, Vnni4Isa isa, bool nta_prefetch) {
   switch (isa) {
     case Vnni4Isa::Avx512Vnni:
+      if (!nta_prefetch)
+        return bits == Vnni4Bits::Two   ? int2_gemv_avx512_t0
+               : bits == Vnni4Bits::One ? int1_gemv_avx512_t0
+                                        : q8_0_gemv_avx512_t0;
       return bits == Vnni4Bits::Two ? int2_gemv_avx512 : bits == Vnni4Bits::One ? int1_gemv_avx512 : q8_0_gemv_avx512;
     case Vnni4Isa::AvxVnni:
       return bits == Vnni4Bits::Two   ? int2_gemv_avx_vnni

@@ -34,20 +34,27 @@ Vnni4Isa vnni4_isa(const CpuFeatures& cpu);
 const char* vnni4_isa_name(Vnni4Isa isa);  // "avx512-vnni", "avx-vnni", "avx2"
 // The kernel for a layout at an ISA level; nullptr where there is none (q8_0
 // on plain AVX2: u = w + 128 overflows vpmaddubsw's int16 pairs).
-Vnni4Kernel vnni4_kernel(Vnni4Bits bits, Vnni4Isa isa);
+// nta_prefetch: the AVX-512 kernels' weight prefetch is prefetchnta (AMD:
+// CpuFeatures::vendor_amd), else prefetcht0 (the _t0 kernels).
+Vnni4Kernel vnni4_kernel(Vnni4Bits bits, Vnni4Isa isa, bool nta_prefetch);
 
 // The ISA kernels (x86_avx512/vnni4_gemv_avx512.cpp, x86_avx2/vnni4_gemv_avx2.cpp).
+// The AVX-512 kernels prefetch with prefetchnta; their _t0 twins with prefetcht0.
 void int2_gemv_avx512(const Vnni4Task& t);
+void int2_gemv_avx512_t0(const Vnni4Task& t);
 // Levels lowest + code (u = code: Q2_0, ternary): the codes are masked in place
 // instead of looked up, as in the i2s kernel. Groups of at most kInt2LinearMaxGroup k.
 void int2_linear_gemv_avx512(const Vnni4Task& t);
+void int2_linear_gemv_avx512_t0(const Vnni4Task& t);
 inline constexpr int64_t kInt2LinearMaxGroup = int64_t{1} << 18;
 void int2_gemv_avx_vnni(const Vnni4Task& t);
 void int2_gemv_avx2(const Vnni4Task& t);
 void int1_gemv_avx512(const Vnni4Task& t);
+void int1_gemv_avx512_t0(const Vnni4Task& t);
 void int1_gemv_avx_vnni(const Vnni4Task& t);
 void int1_gemv_avx2(const Vnni4Task& t);
 void q8_0_gemv_avx512(const Vnni4Task& t);
+void q8_0_gemv_avx512_t0(const Vnni4Task& t);
 void q8_0_gemv_avx_vnni(const Vnni4Task& t);
 
 }  // namespace lowbit

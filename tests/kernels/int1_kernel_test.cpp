@@ -22,6 +22,7 @@ TEST(Int1Kernel, Q1_0MatchesReferenceBitExact) {
 
 TEST(Int1Kernel, KernelsExactAtActivationExtremes) {
   const auto kernels = runnable({{Vnni4Isa::Avx512Vnni, {"int1/avx512-vnni", int1_gemv_avx512}},
+                                 {Vnni4Isa::Avx512Vnni, {"int1/avx512-vnni (prefetcht0)", int1_gemv_avx512_t0}},
                                  {Vnni4Isa::AvxVnni, {"int1/avx-vnni", int1_gemv_avx_vnni}},
                                  {Vnni4Isa::Avx2, {"int1/avx2", int1_gemv_avx2}}});
   expect_kernels_exact(Vnni4Bits::One, kernels, 2, {-1, 1}, -1, nullptr, 45, 384, 128, 3);

@@ -47,6 +47,7 @@ TEST(Int2Kernel, TernaryFilesMatchReferenceBitExact) {
 
 TEST(Int2Kernel, KernelsExactAtActivationExtremes) {
   const auto kernels = runnable({{Vnni4Isa::Avx512Vnni, {"int2/avx512-vnni", int2_gemv_avx512}},
+                                 {Vnni4Isa::Avx512Vnni, {"int2/avx512-vnni (prefetcht0)", int2_gemv_avx512_t0}},
                                  {Vnni4Isa::AvxVnni, {"int2/avx-vnni", int2_gemv_avx_vnni}},
                                  {Vnni4Isa::Avx2, {"int2/avx2", int2_gemv_avx2}}});
   // Q2_0's levels, ParetoQ-style symmetric levels (x2), and an arbitrary set
@@ -61,7 +62,8 @@ TEST(Int2Kernel, KernelsExactAtActivationExtremes) {
     expect_kernels_exact(Vnni4Bits::Two, kernels, 4, weight_of, lowest, lut.data(), 20, 144, 48, 3);  // odd steps
   }
   // Levels lowest + code: the AVX-512 kernel that masks codes in place.
-  const auto linear = runnable({{Vnni4Isa::Avx512Vnni, {"int2/avx512-vnni-linear", int2_linear_gemv_avx512}}});
+  const auto linear = runnable({{Vnni4Isa::Avx512Vnni, {"int2/avx512-vnni-linear", int2_linear_gemv_avx512}},
+                                {Vnni4Isa::Avx512Vnni, {"int2/avx512-vnni-linear (prefetcht0)", int2_linear_gemv_avx512_t0}}});
   for (const std::array<int8_t, 4> levels : {std::array<int8_t, 4>{-1, 0, 1, 2}, {-128, -127, -126, -125}}) {
     const auto lut = nibble_luts(levels);
     const std::vector<int> weight_of(levels.begin(), levels.end());

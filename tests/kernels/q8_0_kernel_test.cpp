@@ -22,6 +22,7 @@ TEST(Q8_0Kernel, MatchesReferenceBitExact) {
 
 TEST(Q8_0Kernel, KernelsExactAtActivationAndWeightExtremes) {
   const auto kernels = runnable({{Vnni4Isa::Avx512Vnni, {"q8_0/avx512-vnni", q8_0_gemv_avx512}},
+                                 {Vnni4Isa::Avx512Vnni, {"q8_0/avx512-vnni (prefetcht0)", q8_0_gemv_avx512_t0}},
                                  {Vnni4Isa::AvxVnni, {"q8_0/avx-vnni", q8_0_gemv_avx_vnni}}});
   std::vector<int> weight_of(256);
   for (int u = 0; u < 256; ++u) weight_of[u] = u - 128;  // stored u = w + 128, w = -128 .. 127

@@ -36,13 +36,17 @@ inline __m512 add_group(__m512 acc, __m512i d_sum, const Vnni4Task& t, int64_t g
   return _mm512_add_ps(acc, rounded_product(d, _mm512_cvtepi32_ps(isum)));
 }
 
-// Non-temporal: each weight line is used once per token (vnni4_layout.h).
-template <int64_t kAhead = kVnni4PrefetchBytes>
+// Non-temporal where kNta (AMD): each weight line is used once per token
+// (vnni4_layout.h). On a 16-core Intel Xeon prefetcht0 decoded the Q8_0-head
+// model 16-45% faster and streamed int2 ~1.8x as fast at 1 thread
+// (docs/performance.md "Session 8"), so other vendors get the _t0 kernels.
+template <bool kNta, int64_t kAhead = kVnni4PrefetchBytes>
 inline void prefetch(const uint8_t* p) {
-  _mm_prefetch(reinterpret_cast<const char*>(p + kAhead), _MM_HINT_NTA);
+  _mm_prefetch(reinterpret_cast<const char*>(p + kAhead), kNta ? _MM_HINT_NTA : _MM_HINT_T0);
 }
 // int2's and q8_0's distance (vnni4_layout.h).
-inline void prefetch_far(const uint8_t* p) { prefetch<kVnni4FarPrefetchBytes>(p); }
+template <bool kNta>
+inline void prefetch_far(const uint8_t* p) { prefetch<kNta, kVnni4FarPrefetchBytes>(p); }
 
 inline void store_out(const Vnni4Task& t, __m512 acc) { _mm512_store_ps(t.out, _mm512_mul_ps(acc, _mm512_set1_ps(t.inv))); }
 
@@ -66,9 +70,10 @@ inline __m512i sum8(const Accumulators& a) {
 // One 64-byte load = 16 rows x 16 k of 2-bit codes; two nibble-table shuffles
 // per nibble turn it into four VNNI4 vectors of u (the paper's 1 shift + 2 and
 // + 4 vpshufb), each meeting its 4 broadcast activations in one vpdpbusd.
+template <bool kNta>
 inline void int2_step(const uint8_t* c, const int8_t* x, __m512i lut01, __m512i lut23, __m512i* a) {
   const __m512i nibble = _mm512_set1_epi8(0x0f);
-  prefetch_far(c);
+  prefetch_far<kNta>(c);
   const __m512i w = _mm512_load_si512(c);
   const __m512i lo = _mm512_and_si512(w, nibble);
   const __m512i hi = _mm512_and_si512(_mm512_srli_epi32(w, 4), nibble);
@@ -81,8 +86,9 @@ inline void int2_step(const uint8_t* c, const int8_t* x, __m512i lut01, __m512i 
 // The same 64 bytes when u = code: each mask keeps one bit pair in place, so
 // accumulator a[v] collects 4^v u x; the group sum shifts each back, exactly.
 // |a[3]| <= 192 x 128 x group / 4 per lane: int32 while group <= 2^18.
+template <bool kNta>
 inline void int2_linear_step(const uint8_t* c, const int8_t* x, __m512i* a) {
-  prefetch_far(c);
+  prefetch_far<kNta>(c);
   const __m512i w = _mm512_load_si512(c);
   a[0] = dot_u8s8<true>(a[0], _mm512_and_si512(w, _mm512_set1_epi8(0x03)), broadcast4(x));
   a[1] = dot_u8s8<true>(a[1], _mm512_and_si512(w, _mm512_set1_epi8(0x0C)), broadcast4(x + 4));
@@ -137,26 +143,27 @@ void int2_groups(const Vnni4Task& t, Step step, Sum sum) {
   store_out(t, acc);
 }
 
-}  // namespace
-
-void int2_gemv_avx512(const Vnni4Task& t) {
+template <bool kNta>
+void int2_gemv(const Vnni4Task& t) {
   const __m512i lut01 = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.lut)));
   const __m512i lut23 = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.lut + 16)));
   int2_groups(
-      t, [&](const uint8_t* c, const int8_t* x, __m512i* a) { int2_step(c, x, lut01, lut23, a); }, sum8);
+      t, [&](const uint8_t* c, const int8_t* x, __m512i* a) { int2_step<kNta>(c, x, lut01, lut23, a); }, sum8);
 }
 
 // Lambdas, not the functions themselves: through function pointers GCC 12 kept
 // int2_linear_step out of line, the 8 accumulators in memory (a call and 8
 // loads and stores per step), and the GEMV 35% slower out of cache.
-void int2_linear_gemv_avx512(const Vnni4Task& t) {
+template <bool kNta>
+void int2_linear_gemv(const Vnni4Task& t) {
   int2_groups(
-      t, [](const uint8_t* c, const int8_t* x, __m512i* a) { int2_linear_step(c, x, a); },
+      t, [](const uint8_t* c, const int8_t* x, __m512i* a) { int2_linear_step<kNta>(c, x, a); },
       [](const Accumulators& a) { return sum8_linear(a); });
 }
 
 // I = 2D - S: the doubling here, the -S through xsum_factor.
-void int1_gemv_avx512(const Vnni4Task& t) {
+template <bool kNta>
+void int1_gemv(const Vnni4Task& t) {
   const uint8_t* c = t.codes;
   const int8_t* x = t.x;
   __m512 acc = _mm512_setzero_ps();
@@ -167,7 +174,7 @@ void int1_gemv_avx512(const Vnni4Task& t) {
     // Steps come in multiples of 4 (groups of 16 k): blocks of 8, then maybe one of 4.
     int64_t s = 0;
     for (; s + 8 <= t.steps_per_group; s += 8, c += 64, x += 32) {
-      prefetch(c);
+      prefetch<kNta>(c);
       unrolled<8>([&](int i) { int1_step(c + 8 * i, x + 4 * i, &a[i]); });
     }
     if (s < t.steps_per_group) {
@@ -180,7 +187,8 @@ void int1_gemv_avx512(const Vnni4Task& t) {
 }
 
 // I = D - 128 S.
-void q8_0_gemv_avx512(const Vnni4Task& t) {
+template <bool kNta>
+void q8_0_gemv(const Vnni4Task& t) {
   const uint8_t* c = t.codes;
   const int8_t* x = t.x;
   __m512 acc = _mm512_setzero_ps();
@@ -190,14 +198,25 @@ void q8_0_gemv_avx512(const Vnni4Task& t) {
     for (auto& v : a) v = _mm512_setzero_si512();
     int64_t s = 0;
     for (; s + 8 <= t.steps_per_group; s += 8, c += 512, x += 32)
-      unrolled<8>([&](int i) { prefetch_far(c + 64 * i), q8_0_step(c + 64 * i, x + 4 * i, &a[i]); });
+      unrolled<8>([&](int i) { prefetch_far<kNta>(c + 64 * i), q8_0_step(c + 64 * i, x + 4 * i, &a[i]); });
     if (s < t.steps_per_group) {
-      unrolled<4>([&](int i) { prefetch_far(c + 64 * i), q8_0_step(c + 64 * i, x + 4 * i, &a[i]); });
+      unrolled<4>([&](int i) { prefetch_far<kNta>(c + 64 * i), q8_0_step(c + 64 * i, x + 4 * i, &a[i]); });
       c += 256, x += 16;
     }
     acc = add_group(acc, sum8(a), t, g);
   }
   store_out(t, acc);
 }
+
+}  // namespace
+
+void int2_gemv_avx512(const Vnni4Task& t) { int2_gemv<true>(t); }
+void int2_gemv_avx512_t0(const Vnni4Task& t) { int2_gemv<false>(t); }
+void int2_linear_gemv_avx512(const Vnni4Task& t) { int2_linear_gemv<true>(t); }
+void int2_linear_gemv_avx512_t0(const Vnni4Task& t) { int2_linear_gemv<false>(t); }
+void int1_gemv_avx512(const Vnni4Task& t) { int1_gemv<true>(t); }
+void int1_gemv_avx512_t0(const Vnni4Task& t) { int1_gemv<false>(t); }
+void q8_0_gemv_avx512(const Vnni4Task& t) { q8_0_gemv<true>(t); }
+void q8_0_gemv_avx512_t0(const Vnni4Task& t) { q8_0_gemv<false>(t); }
 
 }  // namespace lowbit
