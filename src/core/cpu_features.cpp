@@ -22,17 +22,16 @@ CpuFeatures detect() {
   unsigned a, b, c, d;
   if (!__get_cpuid(0, &a, &b, &c, &d)) return f;
   f.vendor_amd = b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;  // "Auth" "enti" "cAMD"
-  const bool vendor_amd = f.vendor_amd;
   if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
   const bool osxsave = c & (1u << 27);
   const bool avx = c & (1u << 28);
   f.fma = c & (1u << 12);
   f.f16c = c & (1u << 29);
-  if (!osxsave || !avx) return CpuFeatures{.vendor_amd = vendor_amd};
+  if (!osxsave || !avx) return CpuFeatures{.vendor_amd = f.vendor_amd};
   const uint64_t xcr0 = read_xcr0();
   const bool ymm_ok = (xcr0 & 0x6) == 0x6;
   const bool zmm_ok = (xcr0 & 0xe6) == 0xe6;
-  if (!ymm_ok) return CpuFeatures{.vendor_amd = vendor_amd};
+  if (!ymm_ok) return CpuFeatures{.vendor_amd = f.vendor_amd};
   unsigned max_leaf = __get_cpuid_max(0, nullptr);
   if (max_leaf < 7) return f;
   __cpuid_count(7, 0, a, b, c, d);

@@ -11,9 +11,9 @@ namespace {
 
 // y[r] = float(dots[r] - offset) * inv for r < rows. With the row count known
 // at compile time (whole groups of 16 rows) and the pointers __restrict, GCC
-// vectorizes it at -O2
-// (otherwise it stayed scalar, and this loop and the offset's took 15% as long
-// as the tile dots themselves in prefill; docs/performance.md).
+// vectorizes it at -O2; otherwise it stayed scalar, and this loop and the
+// offset's took 15% as long as the tile dots themselves in prefill
+// (docs/performance.md "Session 8").
 template <int kRows>
 void scale_dots(const int32_t* __restrict dots, int32_t offset, float inv, float* __restrict y) {
   for (int r = 0; r < kRows; ++r) y[r] = static_cast<float>(dots[r] - offset) * inv;
@@ -101,7 +101,6 @@ void TernaryMatmul::forward_spans(const ActivationBatch& in, float* y, int64_t b
     }
   }
 }
-
 
 void TernaryMatmul::write_rows(int64_t tile, const ActivationBatch& in, int64_t t0, int tokens, const int32_t* dots,
                                float* y) const {
