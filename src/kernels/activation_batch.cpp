@@ -19,6 +19,7 @@ void ActivationBatch::set(const float* x, int64_t tokens, int64_t k) {
   tokens_ = tokens;
   k_ = k;
   quantized_ = false;
+  for (auto& s : group_sums_) s.valid = false;
 }
 
 void ActivationBatch::quantize(ThreadPool& pool) const {
@@ -39,6 +40,35 @@ void ActivationBatch::quantize(ThreadPool& pool) const {
     }
   });
   quantized_ = true;
+  for (auto& s : group_sums_) s.valid = false;
+}
+
+const int32_t* ActivationBatch::group_sums(int64_t group) const {
+  if (!quantized_) fail("activation group sums before quantization");
+  if (group <= 0 || group % 16 != 0 || k_ % group != 0)
+    fail("activation group sums: group ", group, " is not a multiple of 16 dividing k = ", k_);
+  GroupSums* slot = nullptr;
+  for (auto& s : group_sums_)
+    if (s.group == group) slot = &s;
+  for (auto& s : group_sums_) {
+    if (slot != nullptr) break;
+    if (s.group == 0) {  // a new size: its buffer, once
+      s.group = group;
+      s.sums = AlignedBuffer<int32_t>(static_cast<size_t>(max_tokens_ * (max_k_ / group)));
+      slot = &s;
+    }
+  }
+  if (slot == nullptr) fail("activation group sums: more than ", kGroupSizes, " group sizes in one batch");
+  if (!slot->valid) {
+    static const auto sums = [] {
+      const VectorOps* v = vector_ops();
+      return v != nullptr ? v->group_sums_i8 : activation_group_sums_ref;
+    }();
+    const int64_t groups = k_ / group;
+    for (int64_t t = 0; t < tokens_; ++t) sums(q_.data() + t * k_padded(), k_, group, slot->sums.data() + t * groups);
+    slot->valid = true;
+  }
+  return slot->sums.data();
 }
 
 }  // namespace lowbit

@@ -51,6 +51,14 @@ class ActivationBatch {
   const int32_t* sum() const { return sum_.data(); }
   int64_t k_padded() const { return (k_ + 63) / 64 * 64; }
   bool quantized() const { return quantized_; }
+  // S_g = sum of q over each group of `group` k, per token: [tokens][k / group]
+  // (the up-convert kernels' activation sums, vnni4_layout.h). Computed on the
+  // first request for a group size after quantize() (up to kGroupSizes sizes
+  // side by side, so matrices of different formats can share a region and
+  // read theirs on any thread), kept until set(). group is a multiple of 16
+  // that divides k. The buffers grow on a size's first use only.
+  static constexpr int kGroupSizes = 8;
+  const int32_t* group_sums(int64_t group) const;
 
  private:
   const float* x_ = nullptr;
@@ -60,6 +68,12 @@ class ActivationBatch {
   mutable AlignedBuffer<float> scale_;
   mutable AlignedBuffer<int32_t> sum_;
   mutable bool quantized_ = false;
+  struct GroupSums {
+    int64_t group = 0;  // 0: slot unused
+    bool valid = false;  // computed for the current q
+    AlignedBuffer<int32_t> sums;  // [max_tokens][max_k / group]
+  };
+  mutable GroupSums group_sums_[kGroupSizes];
 };
 
 class Matmul {

@@ -47,6 +47,10 @@ struct VectorOps {
   // BitNet's per-token absmax int8 quantization, exactly
   // quantize_activations_absmax_ref (same q, scale and sum).
   ActivationRowQuant (*quantize_absmax)(const float* x, int64_t n, int8_t* q);
+  // out[g] = sum of q[g * group .. (g + 1) * group), g < n / group: the S_g of
+  // the up-convert kernels (vnni4_layout.h). group is a multiple of 16 that
+  // divides n.
+  void (*group_sums_i8)(const int8_t* q, int64_t n, int64_t group, int32_t* out);
 };
 
 // The best table `cpu` can run, or nullptr when it lacks the AVX2 level.

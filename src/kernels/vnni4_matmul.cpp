@@ -1,7 +1,6 @@
 #include "kernels/vnni4_matmul.h"
 
 #include <algorithm>
-#include <vector>
 
 #include "core/error.h"
 
@@ -18,38 +17,32 @@ class Vnni4Matmul final : public Matmul {
   bool uses_int8_activations() const override { return true; }
   int64_t weight_bytes() const override { return layout_.row_blocks() * layout_.block_stride(); }
 
-  void forward(const ActivationBatch& in, float* y, ThreadPool& pool) const override {
+  // One unit per row block, so decode's q, k, v (and gate, up) of an int2 or
+  // int1 model share one parallel region (forward_together).
+  int64_t work_units() const override { return layout_.row_blocks(); }
+  void prepare_units(const ActivationBatch& in, ThreadPool& pool) const override {
     if (in.k() != cols_) fail("matmul ", spec_.name, ": input has ", in.k(), " features, matrix has ", cols_);
     in.quantize(pool);
-    const int64_t tokens = in.tokens(), groups = layout_.groups(), group = layout_.group;
-    // S_g per token, shared by every row block: [tokens][groups]. Grows once per
-    // calling thread, so the token loop does not allocate.
-    thread_local std::vector<int32_t> xsum;
-    if (xsum.size() < static_cast<size_t>(tokens * groups)) xsum.resize(static_cast<size_t>(tokens * groups));
-    for (int64_t t = 0; t < tokens; ++t) {
-      const int8_t* x = in.q() + t * in.k_padded();
-      for (int64_t g = 0; g < groups; ++g) {
-        int32_t s = 0;
-        for (int64_t k = g * group; k < (g + 1) * group; ++k) s += x[k];
-        xsum[t * groups + g] = s;
+    in.group_sums(layout_.group);  // S_g, shared by every row block (and every matrix of this group size)
+  }
+  void forward_units(const ActivationBatch& in, float* y, int64_t begin, int64_t end) const override {
+    const int64_t groups = layout_.groups();
+    const int32_t* sums = in.group_sums(layout_.group);
+    alignas(64) float out[kVnni4Rows];
+    for (int64_t rb = begin; rb < end; ++rb) {
+      const int64_t n = std::min<int64_t>(kVnni4Rows, rows_ - rb * kVnni4Rows);
+      for (int64_t t = 0; t < in.tokens(); ++t) {
+        const Vnni4Task task{layout_.codes(rb), layout_.group_bytes(), groups, layout_.group / layout_.k_per_step(),
+                             in.q() + t * in.k_padded(), sums + t * groups, spec_.xsum_factor,
+                             spec_.lut.data(), spec_.tensor_scale / in.scale()[t], out};
+        spec_.kernel(task);
+        std::copy(out, out + n, y + t * rows_ + rb * kVnni4Rows);
       }
     }
-    const int32_t* sums = xsum.data();
-    // Chunks of 4 row blocks (64 rows): small enough that 2560 rows make 40
-    // chunks for dynamic balancing, large enough to amortise the atomic.
-    pool.parallel_for(layout_.row_blocks(), 4, [&](int64_t begin, int64_t end, int) {
-      alignas(64) float out[kVnni4Rows];
-      for (int64_t rb = begin; rb < end; ++rb) {
-        const int64_t n = std::min<int64_t>(kVnni4Rows, rows_ - rb * kVnni4Rows);
-        for (int64_t t = 0; t < tokens; ++t) {
-          const Vnni4Task task{layout_.codes(rb), layout_.group_bytes(), groups, group / layout_.k_per_step(),
-                               in.q() + t * in.k_padded(), sums + t * groups, spec_.xsum_factor,
-                               spec_.lut.data(), spec_.tensor_scale / in.scale()[t], out};
-          spec_.kernel(task);
-          std::copy(out, out + n, y + t * rows_ + rb * kVnni4Rows);
-        }
-      }
-    });
+  }
+  void forward(const ActivationBatch& in, float* y, ThreadPool& pool) const override {
+    const Matmul* self = this;
+    forward_together({&self, 1}, in, {&y, 1}, pool);
   }
 
  private:

@@ -145,8 +145,9 @@ void merge_attention_parts(const float* outs, int64_t out_stride, const float* p
 }
 
 const VectorOps& scalar_vector_ops() {
-  static const VectorOps ops = {"scalar", rms_norm, rope_rotate, softmax, silu_gate, relu2_gate, add, scale,
-                                to_f16, attend_f16, attend_f32, quantize_activations_absmax_ref};
+  static const VectorOps ops = {"scalar", rms_norm,   rope_rotate, softmax,    silu_gate,
+                                relu2_gate, add,      scale,       to_f16,     attend_f16,
+                                attend_f32, quantize_activations_absmax_ref, activation_group_sums_ref};
   return ops;
 }
 

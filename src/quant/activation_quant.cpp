@@ -23,4 +23,12 @@ ActivationRowQuant quantize_activations_absmax_ref(const float* x, int64_t n, in
   return {s, sum};
 }
 
+void activation_group_sums_ref(const int8_t* q, int64_t n, int64_t group, int32_t* out) {
+  for (int64_t g = 0; g < n / group; ++g) {
+    int32_t s = 0;
+    for (int64_t k = g * group; k < (g + 1) * group; ++k) s += q[k];
+    out[g] = s;
+  }
+}
+
 }  // namespace lowbit

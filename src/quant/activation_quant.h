@@ -15,4 +15,8 @@ struct ActivationRowQuant {
 // Scalar reference: quantizes one token's n values.
 ActivationRowQuant quantize_activations_absmax_ref(const float* x, int64_t n, int8_t* q);
 
+// Scalar reference: out[g] = sum of q over group g of `group` values, g < n / group
+// (the per-group activation sums of formats with a weight offset per group).
+void activation_group_sums_ref(const int8_t* q, int64_t n, int64_t group, int32_t* out);
+
 }  // namespace lowbit

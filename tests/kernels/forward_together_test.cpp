@@ -59,7 +59,7 @@ void expect_same_as_separate(const std::vector<const Matmul*>& ms, int64_t k, in
 TEST(ForwardTogether, SharedRegionMatchesOneForwardPerMatrixBitwise) {
   for (int threads : {1, 2, 3}) {
     ThreadPool pool(threads);
-    for (const char* kernel : {"i2s", "tl2_1"}) {
+    for (const char* kernel : {"i2s", "tl2_1", "int2"}) {
       // Row counts that are not multiples of a tile, so chunks straddle matrices mid-range.
       const Matrices m = make({40, 17, 33, 160}, 256, kernel, pool);
       std::vector<const Matmul*> ms;
@@ -70,6 +70,16 @@ TEST(ForwardTogether, SharedRegionMatchesOneForwardPerMatrixBitwise) {
       for (int64_t tokens : {1, 3, 9}) expect_same_as_separate(ms, 256, tokens, pool);
     }
   }
+}
+
+// Kernels of different layouts in one region: int2 (one group per row, S_g
+// from the batch's group sums) between ternary tiles.
+TEST(ForwardTogether, MixedKernelsShareOneRegion) {
+  ThreadPool pool(2);
+  const Matrices a = make({40, 17}, 256, "i2s", pool);
+  const Matrices b = make({33, 160}, 256, "int2", pool);
+  for (int64_t tokens : {1, 4})
+    expect_same_as_separate({a.mats[0].get(), b.mats[0].get(), a.mats[1].get(), b.mats[1].get()}, 256, tokens, pool);
 }
 
 TEST(ForwardTogether, KernelsWithoutUnitsFallBackToForward) {

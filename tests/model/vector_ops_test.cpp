@@ -268,5 +268,30 @@ TEST(VectorOps, QuantizeAbsmaxIsBitExact) {
   }
 }
 
+// Every group size of the up-convert formats (16, 32, 64, 128, whole rows),
+// odd multiples of 16 that leave a masked tail, and all -128 / all +127 bytes.
+TEST(VectorOps, GroupSumsMatchTheScalarLoop) {
+  Rng rng(21);
+  for (const VectorOps* ops : isa_tables()) {
+    for (int64_t group : {16, 32, 48, 64, 80, 128, 2560, 6912}) {
+      const int64_t n = group * (group >= 2560 ? 1 : 7);
+      std::vector<std::vector<int8_t>> cases = {std::vector<int8_t>(static_cast<size_t>(n), -128),
+                                                std::vector<int8_t>(static_cast<size_t>(n), 127)};
+      cases.emplace_back(static_cast<size_t>(n));
+      for (auto& v : cases.back()) v = static_cast<int8_t>(static_cast<int>(rng.below(256)) - 128);
+      for (const auto& q : cases) {
+        std::vector<int32_t> want(static_cast<size_t>(n / group)), got(static_cast<size_t>(n / group) + 1, 99);
+        activation_group_sums_ref(q.data(), n, group, want.data());
+        ops->group_sums_i8(q.data(), n, group, got.data());
+        for (int64_t g = 0; g < n / group; ++g) ASSERT_EQ(got[g], want[g]) << ops->isa << " group " << group << " #" << g;
+        EXPECT_EQ(got[n / group], 99) << "wrote past the end";
+        if (&q == &cases[0]) {
+          EXPECT_EQ(want[0], -128 * group) << "the scalar loop itself";
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace lowbit

@@ -87,6 +87,22 @@ struct Avx2 {
   static I to_i32(V a) { return _mm256_cvtps_epi32(a); }  // a integer-valued: exact
   static I add_i32(I a, I b) { return _mm256_add_epi32(a, b); }
   static I zero_i32() { return _mm256_setzero_si256(); }
+  // Sum of n int8 (n a multiple of 16). psadbw adds 8 unsigned bytes, so each
+  // byte is moved to unsigned by flipping its top bit (+128), taken off at the end.
+  static int32_t sum_i8(const int8_t* p, int64_t n) {
+    const __m256i flip = _mm256_set1_epi8(-128);
+    __m256i acc = _mm256_setzero_si256();
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32)
+      acc = _mm256_add_epi64(acc, _mm256_sad_epu8(_mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)), flip),
+                                                  _mm256_setzero_si256()));
+    __m128i s = _mm_add_epi64(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+    if (i < n)
+      s = _mm_add_epi64(s, _mm_sad_epu8(_mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)),
+                                                      _mm256_castsi256_si128(flip)),
+                                        _mm_setzero_si128()));
+    return static_cast<int32_t>(_mm_cvtsi128_si64(s) + _mm_extract_epi64(s, 1) - 128 * n);
+  }
   static int32_t reduce_add_i32(I a) {
     __m128i s = _mm_add_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
     s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));

@@ -98,6 +98,22 @@ struct Avx512 {
   static I add_i32(I a, I b) { return _mm512_add_epi32(a, b); }
   static I zero_i32() { return _mm512_setzero_si512(); }
   static int32_t reduce_add_i32(I a) { return _mm512_reduce_add_epi32(a); }
+  // Sum of n int8. psadbw adds 8 unsigned bytes, so each byte is moved to
+  // unsigned by flipping its top bit (+128), taken off at the end; the bytes
+  // past n of the last, masked load stay 0.
+  static int32_t sum_i8(const int8_t* p, int64_t n) {
+    const __m512i flip = _mm512_set1_epi8(-128);
+    __m512i acc = _mm512_setzero_si512();
+    int64_t i = 0;
+    for (; i + 64 <= n; i += 64)
+      acc = _mm512_add_epi64(acc, _mm512_sad_epu8(_mm512_xor_si512(_mm512_loadu_si512(p + i), flip), _mm512_setzero_si512()));
+    if (i < n) {
+      const __mmask64 m = _bzhi_u64(~uint64_t{0}, static_cast<unsigned>(n - i));
+      const __m512i v = _mm512_maskz_mov_epi8(m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, p + i), flip));
+      acc = _mm512_add_epi64(acc, _mm512_sad_epu8(v, _mm512_setzero_si512()));
+    }
+    return static_cast<int32_t>(_mm512_reduce_add_epi64(acc) - 128 * n);
+  }
   // Lanes in [-128, 127] to bytes.
   static void store_i8(int8_t* p, I a) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_cvtepi32_epi8(a)); }
   static void store_i8_partial(int8_t* p, I a, int64_t n) { _mm512_mask_cvtepi32_storeu_epi8(p, mask(n), a); }
