@@ -348,8 +348,9 @@ ActivationRowQuant quantize_absmax(const float* x, int64_t n, int8_t* q) {
   return {s, S::reduce_add_i32(sum)};
 }
 
-// A serial scalar loop here cost a 640x2560 int2 GEMV 1.2 us of its ~11 us at
-// 2 threads (the other thread waiting); psadbw sums 16-64 bytes per instruction.
+// The scalar loop this replaced took 0.75 us per token for K = 2560 (2 us for
+// 6912), serial before each matrix's region: ~7% of a 640x2560 int2 GEMV at 2
+// threads. psadbw sums 16-64 bytes per instruction: 0.02-0.27 us.
 template <class S>
 void group_sums_i8(const int8_t* q, int64_t n, int64_t group, int32_t* out) {
   for (int64_t g = 0; g < n / group; ++g) out[g] = S::sum_i8(q + g * group, group);
