@@ -39,8 +39,7 @@ void ActivationBatch::quantize(ThreadPool& pool) const {
       sum_[t] = r.sum;
     }
   });
-  quantized_ = true;
-  for (auto& s : group_sums_) s.valid = false;
+  quantized_ = true;  // the group sums were invalidated by set(), the only way to new q
 }
 
 const int32_t* ActivationBatch::group_sums(int64_t group) const {
