@@ -53,16 +53,56 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::run_chunks(int thread_index) {
-  // Own share first, then the others' in turn.
-  for (int i = 0; i < n_threads_; ++i) {
-    Share& share = shares_[static_cast<size_t>((thread_index + i) % n_threads_)];
-    for (;;) {
-      const int64_t begin = share.next.fetch_add(chunk_, std::memory_order_relaxed);
-      if (begin >= share.end) break;
-      (*ranged_)(begin, std::min(share.end, begin + chunk_), thread_index);
+namespace {
+
+constexpr uint64_t pack_range(uint64_t next, uint64_t end) { return next << 32 | end; }
+constexpr int64_t range_next(uint64_t r) { return static_cast<int64_t>(r >> 32); }
+constexpr int64_t range_end(uint64_t r) { return static_cast<int64_t>(r & 0xffffffffu); }
+
+}  // namespace
+
+bool ThreadPool::take_front(int i, int64_t* chunk) {
+  std::atomic<uint64_t>& range = shares_[static_cast<size_t>(i)].range;
+  uint64_t r = range.load(std::memory_order_relaxed);
+  while (range_next(r) < range_end(r)) {
+    if (range.compare_exchange_weak(r, r + (uint64_t{1} << 32), std::memory_order_relaxed)) {
+      *chunk = range_next(r);
+      return true;
     }
   }
+  return false;
+}
+
+bool ThreadPool::steal_into(int i) {
+  for (;;) {
+    int victim = -1;
+    int64_t most = 0;
+    uint64_t seen = 0;
+    for (int v = 0; v < n_threads_; ++v) {
+      if (v == i) continue;
+      const uint64_t r = shares_[static_cast<size_t>(v)].range.load(std::memory_order_relaxed);
+      if (range_end(r) - range_next(r) > most) victim = v, most = range_end(r) - range_next(r), seen = r;
+    }
+    if (victim < 0) return false;
+    // The victim keeps the front (its stream goes on); the thief gets the back
+    // half, or the last chunk.
+    const uint64_t mid = static_cast<uint64_t>(range_end(seen) - most / 2 - (most == 1));
+    if (shares_[static_cast<size_t>(victim)].range.compare_exchange_strong(
+            seen, pack_range(static_cast<uint64_t>(range_next(seen)), mid), std::memory_order_relaxed)) {
+      shares_[static_cast<size_t>(i)].range.store(pack_range(mid, static_cast<uint64_t>(range_end(seen))),
+                                                  std::memory_order_relaxed);
+      return true;
+    }
+  }
+}
+
+void ThreadPool::run_chunks(int thread_index) {
+  do {
+    for (int64_t c; take_front(thread_index, &c);) {
+      const int64_t begin = c * chunk_;
+      (*ranged_)(begin, std::min(n_, begin + chunk_), thread_index);
+    }
+  } while (steal_into(thread_index));
 }
 
 void ThreadPool::wait_for_generation(uint32_t seen) {
@@ -122,16 +162,18 @@ void ThreadPool::parallel_for(int64_t n, int64_t chunk, FunctionRef<void(int64_t
     for (int64_t b = 0; b < n; b += chunk) fn(b, std::min(n, b + chunk), 0);
     return;
   }
+  // Chunk numbers fit the shares' 32-bit halves (a larger chunk beyond that is only less balanced).
+  chunk = std::max(chunk, (n + int64_t{0xfffffffe}) / int64_t{0xffffffff});
   ranged_ = &fn;
   all_ = nullptr;
   chunk_ = chunk;
+  n_ = n;
   // Shares of whole chunks, as equal as they come.
   const int64_t chunks = (n + chunk - 1) / chunk;
-  for (int i = 0; i < n_threads_; ++i) {
-    Share& share = shares_[static_cast<size_t>(i)];
-    share.next.store(std::min(n, chunks * i / n_threads_ * chunk), std::memory_order_relaxed);
-    share.end = std::min(n, chunks * (i + 1) / n_threads_ * chunk);
-  }
+  for (int i = 0; i < n_threads_; ++i)
+    shares_[static_cast<size_t>(i)].range.store(
+        pack_range(static_cast<uint64_t>(chunks * i / n_threads_), static_cast<uint64_t>(chunks * (i + 1) / n_threads_)),
+        std::memory_order_relaxed);
   publish();
   run_chunks(0);
   // Every chunk is taken: close the door, then wait for those inside to finish theirs.

@@ -2,10 +2,13 @@
 // thread works too; idle workers spin briefly (a token's ops come microseconds
 // apart) and then sleep on a futex. Work is split into chunks taken from atomic
 // counters, so a slow core takes fewer chunks instead of holding up the rest.
-// Each thread has its own share of the range and counter (on its own cache
-// line): it takes its own chunks without contention, then helps the others
-// with theirs. One shared counter cost a 4 us GEMV another 4 us here, every
-// fetch_add moving the line between cores.
+// Each thread has its own contiguous share of the range (on its own cache
+// line) and takes its chunks front to back, without contention. A thread out
+// of work steals the back half of the largest share left, so every thread
+// keeps reading memory in long runs: a weight stream broken into chunks that
+// alternate between cores starts cold at every chunk (one shared counter, or
+// thieves taking the owner's next chunk, made a 640x2560 int2 GEMV ~25%
+// slower at 2 threads; docs/performance.md "Session 10").
 //
 // A parallel_for never waits for a worker that has not started: once every
 // chunk is taken the caller closes the job, and a worker arriving later skips
@@ -52,11 +55,17 @@ class ThreadPool {
   FunctionRef<void(int64_t, int64_t, int)>* ranged_ = nullptr;
   FunctionRef<void(int, int)>* all_ = nullptr;
   int64_t chunk_ = 1;
-  // Thread i's share of [0, n): chunks from next (taken by fetch_add) to end.
+  // Thread i's share of the chunks: [next, end) in chunk numbers, packed as
+  // next << 32 | end so that the owner (taking from the front) and a thief
+  // (cutting off the back half) change it with one compare-exchange.
   struct alignas(64) Share {
-    std::atomic<int64_t> next{0};
-    int64_t end = 0;
+    std::atomic<uint64_t> range{0};
   };
+  // Takes share i's next chunk; false when it is empty.
+  bool take_front(int i, int64_t* chunk);
+  // Moves the back half of the fullest other share into thread i's; false when all are empty.
+  bool steal_into(int i);
+  int64_t n_ = 0;
   std::vector<Share> shares_;
   // Entry control: generation (high 32 bits) | closed (bit 31) | workers inside (low 31 bits).
   alignas(64) std::atomic<uint64_t> state_{0};

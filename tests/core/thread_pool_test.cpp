@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -70,6 +71,31 @@ TEST(ThreadPool, SlowChunkDoesNotHoldTheOthers) {
     if (done_by_other.fetch_add(1) + 1 == 99) release.store(true);
   });
   EXPECT_EQ(done_by_other.load(), 99);
+}
+
+// A thread out of work takes the back half of another's share, so the owner
+// keeps reading its share front to back in one run (a weight stream broken
+// between cores starts cold at every break). Here the worker is 2x slower:
+// taking its next chunk instead (one chunk at a time), the caller would split
+// the rest of its share into ~80 runs; halving leaves it a few (~2 log2 n).
+TEST(ThreadPool, ASlowerThreadKeepsLongRuns) {
+  ThreadPool pool(2);
+  const int64_t n = 1000;
+  std::vector<std::vector<int64_t>> taken(2);
+  for (auto& v : taken) v.reserve(n);
+  const auto spin_us = [](double us) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double, std::micro>(us);
+    while (std::chrono::steady_clock::now() < end) {
+    }
+  };
+  pool.parallel_for(n, 1, [&](int64_t b, int64_t, int t) {
+    taken[static_cast<size_t>(t)].push_back(b);
+    spin_us(t == 0 ? 10 : 20);
+  });
+  ASSERT_EQ(taken[0].size() + taken[1].size(), static_cast<size_t>(n));
+  int runs = taken[1].empty() ? 0 : 1;
+  for (size_t i = 1; i < taken[1].size(); ++i) runs += taken[1][i] != taken[1][i - 1] + 1;
+  EXPECT_LE(runs, 24) << runs << " runs; the worker took " << taken[1].size() << " chunks";
 }
 
 }  // namespace
