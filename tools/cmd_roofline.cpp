@@ -131,50 +131,98 @@ int run_roofline(const Options& o) {
                 c.bytes_per_vector / c.cycles_per_vector * clock.core_hz / 1e9);
   }
 
+  // Shape by shape (with --chain, each family's copies take 2x the last-level
+  // cache), the families side by side: with --chain their passes and a plain
+  // read of as many bytes take turns, so every ratio below compares runs made
+  // under the same host conditions (this VM's bandwidth moves minute by minute).
   const auto shapes = matrix_shapes(find_model_shape(o.model));
-  std::printf("\nroofline bound min(bandwidth, p x f x B/C) vs measured GEMV (%s shapes, weights out of cache, "
-              "median; %s):\n| kernel | cores | bandwidth GB/s | compute GB/s | bound GB/s | limited by |",
+  std::map<std::pair<std::string, int>, std::vector<double>> measured;  // (family, cores) -> GB/s per shape
+  std::map<int, std::vector<double>> read_alongside;                     // cores -> GB/s per shape (--chain)
+  std::map<std::string, std::string> kernel_names;
+  std::vector<const Family*> families;
+  for (const Family& f : kFamilies)
+    if (compute.count(f.name) != 0) families.push_back(&f);
+  const auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  };
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const auto [n, k] = shapes[i];
+    std::fprintf(stderr, "timing %lldx%lld ...\n", static_cast<long long>(n), static_cast<long long>(k));
+    std::vector<std::vector<std::unique_ptr<Matmul>>> mats;
+    for (const Family* f : families) {
+      const auto data = random_blocks(f->type, n, k, 100 + i);
+      const WeightView w{"roofline", f->type, n, k, data.data()};
+      const auto make = [&] { return find_kernel_family(f->name)->make(w, cpu, *pools[o.threads]); };
+      mats.push_back(make_copies(1, make));  // huge pages, as Model::load places its matrices
+      if (o.chain)
+        for (auto& m : make_copies(chain_copies(mats.back().front()->weight_bytes()) - 1, make))
+          mats.back().push_back(std::move(m));
+      kernel_names[f->name] = mats.back().front()->kernel_name();
+    }
+    Rng rng(3);
+    std::vector<float> x(static_cast<size_t>(k));
+    for (auto& v : x) v = static_cast<float>(rng.normal());
+    ActivationBatch in(1, k);
+    in.set(x.data(), 1, k);
+    const auto gbps = [&](size_t j, double seconds) {
+      return static_cast<double>(mats[j].front()->weight_bytes()) / seconds / 1e9;
+    };
+    int64_t chain_total = 0;  // the plain read takes as many bytes as the longest chain
+    for (const auto& m : mats) chain_total = std::max(chain_total, m.front()->weight_bytes() * static_cast<int64_t>(m.size()));
+    const std::unique_ptr<ReadProbe> probe =
+        o.chain ? std::make_unique<ReadProbe>(static_cast<size_t>(chain_total)) : nullptr;
+    for (int p = 1; p <= o.threads; ++p) {
+      ThreadPool& pool = *pools[p];
+      if (!o.chain) {
+        for (size_t j = 0; j < families.size(); ++j)
+          measured[{families[j]->name, p}].push_back(gbps(j, seconds_per_matmul(*mats[j].front(), in, pool, 0.0, o.calls)));
+        continue;
+      }
+      for (auto& m : mats) seconds_per_matmul_chain_pass(m, in, pool);  // warm-up: page faults, lazily built state
+      std::vector<std::vector<double>> runs(families.size() + 1);
+      for (int pass = 0; pass < std::max(1, o.calls); ++pass) {
+        runs.back().push_back(probe->pass_gbps(pool, p));
+        for (size_t j = 0; j < families.size(); ++j) runs[j].push_back(gbps(j, seconds_per_matmul_chain_pass(mats[j], in, pool)));
+      }
+      read_alongside[p].push_back(median(runs.back()));
+      for (size_t j = 0; j < families.size(); ++j) measured[{families[j]->name, p}].push_back(median(runs[j]));
+    }
+  }
+
+  std::printf("\nroofline bound min(bandwidth, p x f x B/C) vs measured GEMV (%s shapes, weights out of cache, median; %s):\n",
               o.model.c_str(),
-              o.chain ? "copies back to back, as a decode step runs its matrices" : "single calls after an eviction");
-  for (const auto& [n, k] : shapes) std::printf(" %lldx%lld GB/s (%% of bound) |", static_cast<long long>(n),
-                                                static_cast<long long>(k));
+              o.chain ? "copies back to back, as a decode step runs its matrices, passes taking turns with a plain read "
+                        "of as many bytes; each shape's % is of the bound with that read as the bandwidth"
+                      : "single calls after an eviction");
+  std::printf("| kernel | cores | bandwidth GB/s | compute GB/s | bound GB/s | limited by |");
+  for (const auto& [n, k] : shapes)
+    std::printf(" %lldx%lld GB/s (%% of bound) |", static_cast<long long>(n), static_cast<long long>(k));
   std::printf("\n|---|---:|---:|---:|---:|---|");
   for (size_t i = 0; i < shapes.size(); ++i) std::printf("---:|");
   std::printf("\n");
-  std::map<std::pair<std::string, int>, std::vector<double>> measured;
-  for (const Family& f : kFamilies) {
-    if (compute.count(f.name) == 0) continue;
-    const ComputeThroughput& c = compute[f.name];
-    // Shape by shape (with --chain, its copies take 2x the last-level cache), every core count.
-    std::string kernel_name;
-    for (size_t i = 0; i < shapes.size(); ++i) {
-      const auto data = random_blocks(f.type, shapes[i].first, shapes[i].second, 100 + i);
-      const WeightView w{"roofline", f.type, shapes[i].first, shapes[i].second, data.data()};
-      const auto make = [&] { return find_kernel_family(f.name)->make(w, cpu, *pools[o.threads]); };
-      auto mats = make_copies(1, make);  // huge pages, as Model::load places its matrices
-      if (o.chain)
-        for (auto& m : make_copies(chain_copies(mats.front()->weight_bytes()) - 1, make)) mats.push_back(std::move(m));
-      kernel_name = mats.front()->kernel_name();
-      Rng rng(3);
-      std::vector<float> x(static_cast<size_t>(shapes[i].second));
-      for (auto& v : x) v = static_cast<float>(rng.normal());
-      ActivationBatch in(1, shapes[i].second);
-      in.set(x.data(), 1, shapes[i].second);
-      for (int p = 1; p <= o.threads; ++p) {
-        const double s = o.chain ? seconds_per_matmul_chain(mats, in, *pools[p], o.calls)
-                                 : seconds_per_matmul(*mats.front(), in, *pools[p], 0.0, o.calls);
-        measured[{f.name, p}].push_back(static_cast<double>(mats.front()->weight_bytes()) / s / 1e9);
-      }
-    }
+  // --chain: the bandwidth column is the median over shapes of the read taken alongside.
+  const auto bandwidth_of = [&](int p) { return o.chain ? median(read_alongside[p]) : bandwidth[p]; };
+  if (o.chain)
     for (int p = 1; p <= o.threads; ++p) {
-      const double compute_gbps = p * clock.core_hz * c.bytes_per_vector / c.cycles_per_vector / 1e9;
-      const double bound = std::min(bandwidth[p], compute_gbps);
-      std::printf("| %s | %d | %.1f | %.1f | %.1f | %s |", kernel_name.c_str(), p, bandwidth[p], compute_gbps, bound,
-                  bandwidth[p] <= compute_gbps ? "memory" : "compute");
-      for (const double gbps : measured[{f.name, p}]) std::printf(" %.1f (%.0f%%) |", gbps, 100 * gbps / bound);
+      std::printf("| plain read, alongside | %d | %.1f | | | |", p, bandwidth_of(p));
+      for (const double r : read_alongside[p]) std::printf(" %.1f |", r);
       std::printf("\n");
     }
-    std::fflush(stdout);
+  for (const Family* f : families) {
+    const ComputeThroughput& c = compute[f->name];
+    for (int p = 1; p <= o.threads; ++p) {
+      const double compute_gbps = p * clock.core_hz * c.bytes_per_vector / c.cycles_per_vector / 1e9;
+      const double bw = bandwidth_of(p);
+      std::printf("| %s | %d | %.1f | %.1f | %.1f | %s |", kernel_names[f->name].c_str(), p, bw, compute_gbps,
+                  std::min(bw, compute_gbps), bw <= compute_gbps ? "memory" : "compute");
+      const auto& row = measured[{f->name, p}];
+      for (size_t i = 0; i < row.size(); ++i) {
+        const double bound = std::min(o.chain ? read_alongside[p][i] : bw, compute_gbps);
+        std::printf(" %.1f (%.0f%%) |", row[i], 100 * row[i] / bound);
+      }
+      std::printf("\n");
+    }
   }
   if (measured.count({"int2", o.threads}) && measured.count({"q8_0", o.threads})) {
     std::printf("\nint2 GB/s as %% of q8_0 GB/s at %d threads:", o.threads);

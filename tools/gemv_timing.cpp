@@ -67,18 +67,22 @@ std::vector<std::unique_ptr<Matmul>> make_copies(int64_t n, const std::function<
   return copies;
 }
 
-double seconds_per_matmul_chain(const std::vector<std::unique_ptr<Matmul>>& copies, const ActivationBatch& in,
-                                ThreadPool& pool, int passes) {
+double seconds_per_matmul_chain_pass(const std::vector<std::unique_ptr<Matmul>>& copies, const ActivationBatch& in,
+                                     ThreadPool& pool) {
   if (copies.empty()) return 0;
   std::vector<float> y(static_cast<size_t>(in.tokens() * copies.front()->rows()));
   in.quantize(pool);
-  for (const auto& m : copies) m->forward(in, y.data(), pool);  // warm-up: page faults, lazily built state
+  const double t0 = now_seconds();
+  for (const auto& m : copies) m->forward(in, y.data(), pool);
+  return (now_seconds() - t0) / static_cast<double>(copies.size());
+}
+
+double seconds_per_matmul_chain(const std::vector<std::unique_ptr<Matmul>>& copies, const ActivationBatch& in,
+                                ThreadPool& pool, int passes) {
+  if (copies.empty()) return 0;
+  seconds_per_matmul_chain_pass(copies, in, pool);  // warm-up: page faults, lazily built state
   std::vector<double> times;
-  for (int p = 0; p < std::max(1, passes); ++p) {
-    const double t0 = now_seconds();
-    for (const auto& m : copies) m->forward(in, y.data(), pool);
-    times.push_back((now_seconds() - t0) / static_cast<double>(copies.size()));
-  }
+  for (int p = 0; p < std::max(1, passes); ++p) times.push_back(seconds_per_matmul_chain_pass(copies, in, pool));
   std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
   return times[times.size() / 2];
 }

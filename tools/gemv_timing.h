@@ -33,7 +33,10 @@ double seconds_per_matmul(const Matmul& m, const ActivationBatch& in, ThreadPool
 // under one HugePageScope, so they lie back to back.
 int64_t chain_copies(int64_t bytes);
 std::vector<std::unique_ptr<Matmul>> make_copies(int64_t n, const std::function<std::unique_ptr<Matmul>()>& make);
-// Median over `passes` passes of (seconds of one pass over all copies) / copies.
+// Seconds of one pass over all copies, divided by their number (no warm-up).
+double seconds_per_matmul_chain_pass(const std::vector<std::unique_ptr<Matmul>>& copies, const ActivationBatch& in,
+                                     ThreadPool& pool);
+// Median over `passes` passes of seconds_per_matmul_chain_pass, after a warm-up pass.
 double seconds_per_matmul_chain(const std::vector<std::unique_ptr<Matmul>>& copies, const ActivationBatch& in,
                                 ThreadPool& pool, int passes);
 

@@ -38,24 +38,28 @@ uint64_t read_every_byte(const uint8_t* p, size_t bytes) {
   return read_sum(p, bytes);
 }
 
-double measure_read_bandwidth_gbps(ThreadPool& pool, int threads, size_t bytes, int repeats) {
+ReadProbe::ReadProbe(size_t bytes)
+    : data_(static_cast<uint8_t*>(aligned_alloc_bytes(std::max<size_t>(bytes, 4096)))), bytes_(std::max<size_t>(bytes, 4096)) {
+  for (size_t i = 0; i < bytes_; i += 64) data_[i] = static_cast<uint8_t>(i >> 6);  // touch every page
+}
+
+ReadProbe::~ReadProbe() { aligned_free_bytes(data_, bytes_); }
+
+double ReadProbe::pass_gbps(ThreadPool& pool, int threads) const {
   threads = std::clamp(threads, 1, pool.size());
-  bytes = bytes / (4096 * threads) * (4096 * threads);
-  AlignedBuffer<uint8_t> buf(bytes);
-  for (size_t i = 0; i < bytes; i += 64) buf[i] = static_cast<uint8_t>(i >> 6);  // touch every page
-  const size_t per_thread = bytes / threads;
-  volatile uint64_t sink = 0;
+  const size_t per_thread = bytes_ / (4096 * static_cast<size_t>(threads)) * 4096;
+  static volatile uint64_t sink = 0;
+  const double t0 = now_seconds();
+  pool.run_on_all([&](int t, int) {
+    if (t < threads) sink = sink + read_every_byte(data_ + per_thread * static_cast<size_t>(t), per_thread);
+  });
+  return static_cast<double>(per_thread * static_cast<size_t>(threads)) / (now_seconds() - t0) / 1e9;
+}
+
+double measure_read_bandwidth_gbps(ThreadPool& pool, int threads, size_t bytes, int repeats) {
+  const ReadProbe probe(bytes);
   double best = 0;
-  for (int r = 0; r < repeats; ++r) {
-    const double t0 = now_seconds();
-    pool.run_on_all([&](int t, int) {
-      if (t >= threads) return;
-      const uint8_t* p = buf.data() + per_thread * t;
-      sink = sink + read_every_byte(p, per_thread);
-    });
-    const double dt = now_seconds() - t0;
-    best = std::max(best, static_cast<double>(bytes) / dt / 1e9);
-  }
+  for (int r = 0; r < repeats; ++r) best = std::max(best, probe.pass_gbps(pool, threads));
   return best;
 }
 

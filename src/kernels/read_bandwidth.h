@@ -10,8 +10,25 @@
 
 namespace lowbit {
 
-// GB/s (1e9 bytes per second), best of `repeats` passes over `bytes` bytes
-// read by `threads` threads of the pool (threads <= pool.size()).
+// A buffer of `bytes` (every page touched) that one pass reads whole: GB/s
+// (1e9 bytes per second) of `threads` threads of the pool (threads <=
+// pool.size()), each reading a contiguous share. A tool that alternates
+// passes of it with GEMV passes compares the two under the same host
+// conditions (docs/performance.md: this VM's bandwidth moves minute by minute).
+class ReadProbe {
+ public:
+  explicit ReadProbe(size_t bytes);
+  ~ReadProbe();
+  ReadProbe(const ReadProbe&) = delete;
+  ReadProbe& operator=(const ReadProbe&) = delete;
+  double pass_gbps(ThreadPool& pool, int threads) const;
+
+ private:
+  uint8_t* data_;
+  size_t bytes_;
+};
+
+// Best of `repeats` ReadProbe passes over `bytes` bytes.
 double measure_read_bandwidth_gbps(ThreadPool& pool, int threads, size_t bytes = size_t{1} << 30, int repeats = 5);
 
 // Loads every byte of p[0, bytes) once with the widest loads the CPU has (a
