@@ -57,6 +57,17 @@ constexpr int64_t kVnni4PrefetchBytes = LOWBIT_PREFETCH_BYTES;
 // an Intel Xeon prefetcht0 was much faster, so the hint follows the vendor
 // (the _t0 kernels, vnni4_kernel's nta_prefetch; "Session 8").
 constexpr int64_t kVnni4FarPrefetchBytes = 2 * kVnni4PrefetchBytes;
+// q8_0 (AVX-512, prefetchnta: AMD) prefetches 2 KiB ahead. Measured the way
+// decode reads its matrices (each pass over the weights preceded by a read of
+// as many other bytes), 2 KiB streamed 10-18% faster than 8 KiB at 1 and 2
+// threads on Zen 5, and the Q8_0 output head took 22-27% less time per token
+// (docs/performance.md "Session 10"). Session 7's 8 KiB came from passes over
+// the same copies back to back, which favour longer distances. The _t0
+// kernels (Intel) keep 8 KiB: 2 KiB is unmeasured there.
+#ifndef LOWBIT_Q8_0_PREFETCH_BYTES
+#define LOWBIT_Q8_0_PREFETCH_BYTES 2048
+#endif
+constexpr int64_t kQ8_0PrefetchBytes = LOWBIT_Q8_0_PREFETCH_BYTES;
 
 enum class Vnni4Bits { One = 1, Two = 2, Eight = 8 };
 

@@ -44,9 +44,13 @@ template <bool kNta, int64_t kAhead = kVnni4PrefetchBytes>
 inline void prefetch(const uint8_t* p) {
   _mm_prefetch(reinterpret_cast<const char*>(p + kAhead), kNta ? _MM_HINT_NTA : _MM_HINT_T0);
 }
-// int2's and q8_0's distance (vnni4_layout.h).
+// int2's distance (vnni4_layout.h).
 template <bool kNta>
 inline void prefetch_far(const uint8_t* p) { prefetch<kNta, kVnni4FarPrefetchBytes>(p); }
+// q8_0's: kQ8_0PrefetchBytes where measured (AMD, non-temporal); the _t0
+// kernels (other vendors) keep the far distance they were measured with.
+template <bool kNta>
+inline void prefetch_q8_0(const uint8_t* p) { prefetch<kNta, kNta ? kQ8_0PrefetchBytes : kVnni4FarPrefetchBytes>(p); }
 
 inline void store_out(const Vnni4Task& t, __m512 acc) { _mm512_store_ps(t.out, _mm512_mul_ps(acc, _mm512_set1_ps(t.inv))); }
 
@@ -198,9 +202,9 @@ void q8_0_gemv(const Vnni4Task& t) {
     for (auto& v : a) v = _mm512_setzero_si512();
     int64_t s = 0;
     for (; s + 8 <= t.steps_per_group; s += 8, c += 512, x += 32)
-      unrolled<8>([&](int i) { prefetch_far<kNta>(c + 64 * i), q8_0_step(c + 64 * i, x + 4 * i, &a[i]); });
+      unrolled<8>([&](int i) { prefetch_q8_0<kNta>(c + 64 * i), q8_0_step(c + 64 * i, x + 4 * i, &a[i]); });
     if (s < t.steps_per_group) {
-      unrolled<4>([&](int i) { prefetch_far<kNta>(c + 64 * i), q8_0_step(c + 64 * i, x + 4 * i, &a[i]); });
+      unrolled<4>([&](int i) { prefetch_q8_0<kNta>(c + 64 * i), q8_0_step(c + 64 * i, x + 4 * i, &a[i]); });
       c += 256, x += 16;
     }
     acc = add_group(acc, sum8(a), t, g);
