@@ -125,15 +125,32 @@ inline void q8_0_step(const uint8_t* c, const int8_t* x, __m512i* a) {
 
 namespace {
 
-// The group loop of both int2 kernels: two 64-byte steps per iteration into
-// accumulators a[0..3] and a[4..7], then `sum` folds the eight into one.
-template <class Step, class Sum>
-void int2_groups(const Vnni4Task& t, Step step, Sum sum) {
-  const uint8_t* c = t.codes;
-  const int8_t* x = t.x;
+// The group loop of both int2 kernels. Groups go two at a time: group g's
+// 64-byte steps into accumulators a[0..3], g + 1's into a[4..7], interleaved,
+// so eight vpdpbusd chains hide the latency while each group folds only its
+// four (`sum4`). A lone group (the last of an odd count; I2_S's one group per
+// row) takes two of its own steps per iteration instead, eight accumulators
+// folded by `sum8`. Groups are added to the float sum in order either way.
+template <class Step, class Sum8, class Sum4>
+void int2_groups(const Vnni4Task& t, Step step, Sum8 sum8, Sum4 sum4) {
+  const int64_t x_per_group = 16 * t.steps_per_group;
   __m512 acc = _mm512_setzero_ps();
-  for (int64_t g = 0; g < t.groups; ++g) {
-    c = vnni4_group_codes(t, g);
+  int64_t g = 0;
+  for (; g + 2 <= t.groups; g += 2) {
+    const uint8_t* c = vnni4_group_codes(t, g);  // g + 1's codes follow (vnni4_layout.h)
+    const int8_t* x = t.x + g * x_per_group;
+    Accumulators a;
+    for (auto& v : a) v = _mm512_setzero_si512();
+    for (int64_t s = 0; s < t.steps_per_group; ++s, c += 64, x += 16) {
+      step(c, x, a);
+      step(c + t.group_bytes, x + x_per_group, a + 4);
+    }
+    acc = add_group(acc, sum4(a), t, g);
+    acc = add_group(acc, sum4(a + 4), t, g + 1);
+  }
+  if (g < t.groups) {
+    const uint8_t* c = vnni4_group_codes(t, g);
+    const int8_t* x = t.x + g * x_per_group;
     Accumulators a;
     for (auto& v : a) v = _mm512_setzero_si512();
     int64_t s = 0;
@@ -141,10 +158,20 @@ void int2_groups(const Vnni4Task& t, Step step, Sum sum) {
       step(c, x, a);
       step(c + 64, x + 16, a + 4);
     }
-    if (s < t.steps_per_group) step(c, x, a), c += 64, x += 16;
-    acc = add_group(acc, sum(a), t, g);
+    if (s < t.steps_per_group) step(c, x, a);
+    acc = add_group(acc, sum8(a), t, g);
   }
   store_out(t, acc);
+}
+
+inline __m512i sum4(const __m512i* a) {
+  return _mm512_add_epi32(_mm512_add_epi32(a[0], a[1]), _mm512_add_epi32(a[2], a[3]));
+}
+
+// sum over v of a[v] / 4^v.
+inline __m512i sum4_linear(const __m512i* a) {
+  return _mm512_add_epi32(_mm512_add_epi32(a[0], _mm512_srai_epi32(a[1], 2)),
+                          _mm512_add_epi32(_mm512_srai_epi32(a[2], 4), _mm512_srai_epi32(a[3], 6)));
 }
 
 template <bool kNta>
@@ -152,7 +179,8 @@ void int2_gemv(const Vnni4Task& t) {
   const __m512i lut01 = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.lut)));
   const __m512i lut23 = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.lut + 16)));
   int2_groups(
-      t, [&](const uint8_t* c, const int8_t* x, __m512i* a) { int2_step<kNta>(c, x, lut01, lut23, a); }, sum8);
+      t, [&](const uint8_t* c, const int8_t* x, __m512i* a) { int2_step<kNta>(c, x, lut01, lut23, a); }, sum8,
+      sum4);
 }
 
 // Lambdas, not the functions themselves: through function pointers GCC 12 kept
@@ -162,7 +190,7 @@ template <bool kNta>
 void int2_linear_gemv(const Vnni4Task& t) {
   int2_groups(
       t, [](const uint8_t* c, const int8_t* x, __m512i* a) { int2_linear_step<kNta>(c, x, a); },
-      [](const Accumulators& a) { return sum8_linear(a); });
+      [](const Accumulators& a) { return sum8_linear(a); }, [](const __m512i* a) { return sum4_linear(a); });
 }
 
 // I = 2D - S: the doubling here, the -S through xsum_factor.
