@@ -3,12 +3,13 @@
 // apart) and then sleep on a futex. Work is split into chunks taken from atomic
 // counters, so a slow core takes fewer chunks instead of holding up the rest.
 // Each thread has its own contiguous share of the range (on its own cache
-// line) and takes its chunks front to back, without contention. A thread out
-// of work steals the back half of the largest share left, so every thread
-// keeps reading memory in long runs: a weight stream broken into chunks that
-// alternate between cores starts cold at every chunk (one shared counter, or
-// thieves taking the owner's next chunk, made a 640x2560 int2 GEMV ~25%
-// slower at 2 threads; docs/performance.md "Session 10").
+// line) and takes its chunks front to back, without contention (one shared
+// counter cost a 4 us GEMV another 4 us here, every fetch_add moving the line
+// between cores). A thread out of work steals the back half of the largest
+// share left, so every thread keeps reading memory in a few long runs: thieves
+// taking the owner's next chunk made two threads alternate chunk by chunk, and
+// a weight stream broken that way starts cold at every chunk (the measured
+// gain was within the host's noise; docs/performance.md "Session 10").
 //
 // A parallel_for never waits for a worker that has not started: once every
 // chunk is taken the caller closes the job, and a worker arriving later skips
