@@ -82,6 +82,11 @@ std::vector<uint8_t> random_i2s(int64_t rows, int64_t cols, uint64_t seed) {
   return bytes;
 }
 
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
 // The family `--kernel auto` gives w (dispatch.h: the highest positive score).
 const KernelFamily* auto_family(const WeightView& w) {
   const KernelFamily* best = nullptr;
@@ -110,7 +115,9 @@ int run_bench(const Options& o) {
               std::thread::hardware_concurrency(), cpu_features().describe().c_str(), date);
   for (int t : threads) std::printf("read bandwidth, %d thread%s: %.1f GB/s\n", t, t > 1 ? "s" : "", bandwidth[t]);
   std::printf("timing: %s\n", o.chain ? "copies of each matrix (2x the last-level cache) back to back, as a decode "
-                                         "step runs its matrices; median of passes (ref: single cold calls)"
+                                         "step runs its matrices, the kernels' passes taking turns with a plain read "
+                                         "of as many bytes (the % column is of that read); median of passes (ref: "
+                                         "single cold calls)"
                                        : "single calls, each after a cache eviction; median");
   std::printf("\n| matrix | kernel | threads | us/call | GB/s | %% of read BW | x ref |\n");
   std::printf("|---|---|---:|---:|---:|---:|---:|\n");
@@ -139,32 +146,69 @@ int run_bench(const Options& o) {
         if (f->score(w, cpu_features()) != 0) families.push_back(f);
       }
     }
-    std::map<int, double> ref_seconds;
+    // Build every family's copies first: with --chain their passes and a plain
+    // read of as many bytes then take turns, and each % is of that read (the
+    // VM's bandwidth moves minute by minute; the probe above is only the start's).
+    std::vector<std::vector<std::unique_ptr<Matmul>>> copies;
+    std::vector<bool> is_ref;
+    int64_t chain_total = 0;
     for (const KernelFamily* f : families) {
-      const bool is_ref = std::string(f->name) == "ref";
+      is_ref.push_back(std::string(f->name) == "ref");
       const auto make = [&] { return f->make(w, cpu_features(), make_pool); };
-      auto copies = make_copies(1, make);  // huge pages, as Model::load places its matrices
-      if (o.chain && !is_ref) {
-        const int64_t more = chain_copies(copies.front()->weight_bytes()) - 1;
-        for (auto& m : make_copies(more, make)) copies.push_back(std::move(m));
+      copies.push_back(make_copies(1, make));  // huge pages, as Model::load places its matrices
+      if (o.chain && !is_ref.back()) {
+        // The chains of every family but ref, and the read, take turns.
+        const int sharing = static_cast<int>(families.size()) + 1 - (std::count(is_ref.begin(), is_ref.end(), true) > 0);
+        const int64_t more = chain_copies(copies.back().front()->weight_bytes(), sharing) - 1;
+        for (auto& m : make_copies(more, make)) copies.back().push_back(std::move(m));
+        chain_total = std::max(chain_total, copies.back().front()->weight_bytes() * static_cast<int64_t>(copies.back().size()));
       }
-      const Matmul& m = *copies.front();
+    }
+    const std::unique_ptr<ReadProbe> probe =
+        chain_total > 0 ? std::make_unique<ReadProbe>(static_cast<size_t>(chain_total)) : nullptr;
+    std::map<std::pair<size_t, int>, double> seconds;  // (family, threads)
+    std::map<int, double> read_alongside;
+    for (int t : threads) {
+      ThreadPool& pool = *pools[t];
+      for (size_t j = 0; j < families.size(); ++j)
+        if (!o.chain || is_ref[j])
+          seconds[{j, t}] = seconds_per_matmul(*copies[j].front(), in, pool, is_ref[j] ? 0 : o.min_seconds,
+                                               is_ref[j] ? 2 : o.repeats);
+      if (probe == nullptr) continue;
+      for (size_t j = 0; j < families.size(); ++j)
+        if (!is_ref[j]) seconds_per_matmul_chain_pass(copies[j], in, pool);  // warm-up
+      std::map<size_t, std::vector<double>> runs;
+      std::vector<double> reads;
+      for (int pass = 0; pass < std::max(1, o.repeats); ++pass) {
+        reads.push_back(probe->pass_gbps(pool, t));
+        for (size_t j = 0; j < families.size(); ++j)
+          if (!is_ref[j]) runs[j].push_back(seconds_per_matmul_chain_pass(copies[j], in, pool));
+      }
+      read_alongside[t] = median(reads);
+      for (auto& [j, v] : runs) seconds[{j, t}] = median(v);
+    }
+
+    const std::string name = mx.model + " " + mx.shape();
+    for (int t : threads)
+      if (read_alongside.count(t))
+        std::printf("| %s | plain read, alongside | %d | | %.1f | 100%% | |\n", name.c_str(), t, read_alongside[t]);
+    for (size_t j = 0; j < families.size(); ++j) {
+      const Matmul& m = *copies[j].front();
       for (int t : threads) {
-        const double s = o.chain && !is_ref ? seconds_per_matmul_chain(copies, in, *pools[t], o.repeats)
-                                            : seconds_per_matmul(m, in, *pools[t], is_ref ? 0 : o.min_seconds,
-                                                                 is_ref ? 2 : o.repeats);
-        if (is_ref) ref_seconds[t] = s;
+        const double s = seconds[{j, t}];
         const double gbps = static_cast<double>(m.weight_bytes()) / s / 1e9;
-        std::printf("| %s %s | %s | %d | %.1f | %.1f | %.0f%% |", mx.model.c_str(), mx.shape().c_str(),
-                    m.kernel_name().c_str(), t, s * 1e6, gbps, 100 * gbps / bandwidth[t]);
-        if (ref_seconds.count(t)) {
-          std::printf(" %.1f |\n", ref_seconds[t] / s);
+        const double read = read_alongside.count(t) ? read_alongside[t] : bandwidth[t];
+        std::printf("| %s | %s | %d | %.1f | %.1f | %.0f%% |", name.c_str(), m.kernel_name().c_str(), t, s * 1e6, gbps,
+                    100 * gbps / read);
+        const auto ref = std::find(is_ref.begin(), is_ref.end(), true);
+        if (ref != is_ref.end()) {
+          std::printf(" %.1f |\n", seconds[{static_cast<size_t>(ref - is_ref.begin()), t}] / s);
         } else {
           std::printf(" |\n");
         }
-        std::fflush(stdout);
       }
     }
+    std::fflush(stdout);
   }
   return 0;
 }

@@ -131,8 +131,8 @@ int run_roofline(const Options& o) {
                 c.bytes_per_vector / c.cycles_per_vector * clock.core_hz / 1e9);
   }
 
-  // Shape by shape (with --chain, each family's copies take 2x the last-level
-  // cache), the families side by side: with --chain their passes and a plain
+  // Shape by shape (with --chain, the families' copies and the read together
+  // take 2x the last-level cache), the families side by side: with --chain their passes and a plain
   // read of as many bytes take turns, so every ratio below compares runs made
   // under the same host conditions (this VM's bandwidth moves minute by minute).
   const auto shapes = matrix_shapes(find_model_shape(o.model));
@@ -156,7 +156,7 @@ int run_roofline(const Options& o) {
       const auto make = [&] { return find_kernel_family(f->name)->make(w, cpu, *pools[o.threads]); };
       mats.push_back(make_copies(1, make));  // huge pages, as Model::load places its matrices
       if (o.chain)
-        for (auto& m : make_copies(chain_copies(mats.back().front()->weight_bytes()) - 1, make))
+        for (auto& m : make_copies(chain_copies(mats.back().front()->weight_bytes(), static_cast<int>(families.size()) + 1) - 1, make))
           mats.back().push_back(std::move(m));
       kernel_names[f->name] = mats.back().front()->kernel_name();
     }

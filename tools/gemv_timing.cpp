@@ -55,8 +55,9 @@ double seconds_per_matmul(const Matmul& m, const ActivationBatch& in, ThreadPool
 }
 
 // At most 8192 copies: a tiny matrix (tests) gets a shorter chain, not millions of objects.
-int64_t chain_copies(int64_t bytes) {
-  const int64_t n = (static_cast<int64_t>(evict_bytes()) + bytes - 1) / std::max<int64_t>(1, bytes);
+int64_t chain_copies(int64_t bytes, int sharing) {
+  const int64_t target = std::max<int64_t>(static_cast<int64_t>(evict_bytes()) / std::max(1, sharing), int64_t{64} << 20);
+  const int64_t n = (target + bytes - 1) / std::max<int64_t>(1, bytes);
   return std::clamp<int64_t>(n, 4, 8192);
 }
 

@@ -28,10 +28,13 @@ double seconds_per_matmul(const Matmul& m, const ActivationBatch& in, ThreadPool
 // memory system streams from one matrix into the next; a single call after an
 // eviction starts from an idle one and pays that start every time.
 //
-// chain_copies(bytes): how many copies of a matrix of `bytes` cover twice the
-// last-level cache (as the eviction buffer does), 4 to 8192 of them. make_copies(n) builds them
-// under one HugePageScope, so they lie back to back.
-int64_t chain_copies(int64_t bytes);
+// chain_copies(bytes, sharing): how many copies of a matrix of `bytes` cover
+// twice the last-level cache (as the eviction buffer does), 4 to 8192 of them.
+// Where `sharing` chains (and reads) take turns pass by pass, each one's passes
+// evict the others', so each covers 1 / sharing of that, at least 64 MiB: the
+// tools keep every chain alive at once. make_copies(n) builds them under one
+// HugePageScope, so they lie back to back.
+int64_t chain_copies(int64_t bytes, int sharing = 1);
 std::vector<std::unique_ptr<Matmul>> make_copies(int64_t n, const std::function<std::unique_ptr<Matmul>()>& make);
 // Seconds of one pass over all copies, divided by their number (no warm-up).
 double seconds_per_matmul_chain_pass(const std::vector<std::unique_ptr<Matmul>>& copies, const ActivationBatch& in,
