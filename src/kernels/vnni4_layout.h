@@ -46,13 +46,14 @@ constexpr int64_t kVnni4Rows = 16;
 #define LOWBIT_PREFETCH_BYTES 4096
 #endif
 constexpr int64_t kVnni4PrefetchBytes = LOWBIT_PREFETCH_BYTES;
-// The AVX-512 int2 and q8_0 kernels prefetch twice as far, as non-temporal
+// The AVX-512 int2 kernels (and q8_0's _t0 twin) prefetch twice as far, as non-temporal
 // (prefetchnta: the weights are read once per token and should not displace
 // what is reused). int2 with its up-convert work between loads streamed 2-7%
 // faster 8 KiB ahead than 4 at 2 threads (prefetcht0); q8_0 was slower that
 // far with prefetcht0, but with prefetchnta 8 KiB was its best distance: 5-40%
 // faster than prefetcht0 at 4 KiB through the Matmul (3 runs, 4 shapes), -7%
-// to +19% with the kernel called directly (2 runs). int1 is compute-bound:
+// to +19% with the kernel called directly (2 runs), in passes over the same
+// copies back to back (see kQ8_0PrefetchBytes below for what replaced it). int1 is compute-bound:
 // 4 KiB, either hint (docs/performance.md "Session 7"). All that was Zen 5: on
 // an Intel Xeon prefetcht0 was much faster, so the hint follows the vendor
 // (the _t0 kernels, vnni4_kernel's nta_prefetch; "Session 8").
