@@ -60,8 +60,9 @@ constexpr int64_t kVnni4PrefetchBytes = LOWBIT_PREFETCH_BYTES;
 constexpr int64_t kVnni4FarPrefetchBytes = 2 * kVnni4PrefetchBytes;
 // q8_0 (AVX-512, prefetchnta: AMD) prefetches 2 KiB ahead. Measured the way
 // decode reads its matrices (each pass over the weights preceded by a read of
-// as many other bytes), 2 KiB streamed 10-18% faster than 8 KiB at 1 and 2
-// threads on Zen 5, and the Q8_0 output head took 22-27% less time per token
+// as many other bytes), 2 KiB streamed 10-20% faster than 8 KiB at 1 thread on
+// Zen 5 (2 threads: within noise), and in end-to-end runs the Q8_0 output head
+// took 22-27% less time per token in one stretch, the same in another
 // (docs/performance.md "Session 10"). Session 7's 8 KiB came from passes over
 // the same copies back to back, which favour longer distances. The _t0
 // kernels (Intel) keep 8 KiB: 2 KiB is unmeasured there.
