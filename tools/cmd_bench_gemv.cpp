@@ -82,11 +82,6 @@ std::vector<uint8_t> random_i2s(int64_t rows, int64_t cols, uint64_t seed) {
   return bytes;
 }
 
-double median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
-
 // The family `--kernel auto` gives w (dispatch.h: the highest positive score).
 const KernelFamily* auto_family(const WeightView& w) {
   const KernelFamily* best = nullptr;

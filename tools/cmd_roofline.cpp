@@ -81,8 +81,7 @@ double empty_region_us(ThreadPool& pool, bool ranged) {
     }
     batches.push_back((now_seconds() - t0) / calls * 1e6);
   }
-  std::nth_element(batches.begin(), batches.begin() + batches.size() / 2, batches.end());
-  return batches[batches.size() / 2];
+  return median(std::move(batches));
 }
 
 int run_roofline(const Options& o) {
@@ -142,10 +141,6 @@ int run_roofline(const Options& o) {
   std::vector<const Family*> families;
   for (const Family& f : kFamilies)
     if (compute.count(f.name) != 0) families.push_back(&f);
-  const auto median = [](std::vector<double> v) {
-    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    return v[v.size() / 2];
-  };
   for (size_t i = 0; i < shapes.size(); ++i) {
     const auto [n, k] = shapes[i];
     std::fprintf(stderr, "timing %lldx%lld ...\n", static_cast<long long>(n), static_cast<long long>(k));

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "core/aligned_buffer.h"
@@ -36,6 +37,12 @@ void evict_caches(ThreadPool& pool) {
 
 }  // namespace
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
 double seconds_per_matmul(const Matmul& m, const ActivationBatch& in, ThreadPool& pool, double min_seconds,
                           int min_calls) {
   std::vector<float> y(static_cast<size_t>(in.tokens() * m.rows()));
@@ -50,8 +57,7 @@ double seconds_per_matmul(const Matmul& m, const ActivationBatch& in, ThreadPool
     times.push_back(now_seconds() - t0);
     total += times.back();
   }
-  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-  return times[times.size() / 2];
+  return median(std::move(times));
 }
 
 // At most 8192 copies: a tiny matrix (tests) gets a shorter chain, not millions of objects.
@@ -84,8 +90,7 @@ double seconds_per_matmul_chain(const std::vector<std::unique_ptr<Matmul>>& copi
   seconds_per_matmul_chain_pass(copies, in, pool);  // warm-up: page faults, lazily built state
   std::vector<double> times;
   for (int p = 0; p < std::max(1, passes); ++p) times.push_back(seconds_per_matmul_chain_pass(copies, in, pool));
-  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-  return times[times.size() / 2];
+  return median(std::move(times));
 }
 
 }  // namespace lowbit::tools

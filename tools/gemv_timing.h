@@ -13,6 +13,9 @@
 
 namespace lowbit::tools {
 
+// The median of v (the upper one of an even count), for the timing tools.
+double median(std::vector<double> v);
+
 // Median seconds of m.forward(in, ...) on `pool`, over calls each preceded by a
 // read of a buffer twice the last-level cache (on the pool's threads) that
 // evicts the caches.
