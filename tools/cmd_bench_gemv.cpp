@@ -146,21 +146,22 @@ int run_bench(const Options& o) {
     // VM's bandwidth moves minute by minute; the probe above is only the start's).
     std::vector<std::vector<std::unique_ptr<Matmul>>> copies;
     std::vector<bool> is_ref;
-    int64_t chain_total = 0;
-    for (const KernelFamily* f : families) {
-      is_ref.push_back(std::string(f->name) == "ref");
-      const auto make = [&] { return f->make(w, cpu_features(), make_pool); };
+    for (const KernelFamily* f : families) is_ref.push_back(std::string(f->name) == "ref");
+    const auto ref = std::find(is_ref.begin(), is_ref.end(), true);
+    // The chains of every family but ref, and the read, take turns.
+    const int sharing = static_cast<int>(families.size()) + 1 - (ref != is_ref.end());
+    std::vector<const ChainsInTurn::Chain*> chains;
+    std::vector<size_t> chain_family;
+    for (size_t j = 0; j < families.size(); ++j) {
+      const auto make = [&] { return families[j]->make(w, cpu_features(), make_pool); };
       copies.push_back(make_copies(1, make));  // huge pages, as Model::load places its matrices
-      if (o.chain && !is_ref.back()) {
-        // The chains of every family but ref, and the read, take turns.
-        const int sharing = static_cast<int>(families.size()) + 1 - (std::count(is_ref.begin(), is_ref.end(), true) > 0);
-        const int64_t more = chain_copies(copies.back().front()->weight_bytes(), sharing) - 1;
-        for (auto& m : make_copies(more, make)) copies.back().push_back(std::move(m));
-        chain_total = std::max(chain_total, copies.back().front()->weight_bytes() * static_cast<int64_t>(copies.back().size()));
-      }
+      if (o.chain && !is_ref[j])
+        for (auto& m : make_copies(chain_copies(copies.back().front()->weight_bytes(), sharing) - 1, make))
+          copies.back().push_back(std::move(m));
     }
-    const std::unique_ptr<ReadProbe> probe =
-        chain_total > 0 ? std::make_unique<ReadProbe>(static_cast<size_t>(chain_total)) : nullptr;
+    for (size_t j = 0; j < families.size(); ++j)  // once all are built: `copies` moves its elements as it grows
+      if (o.chain && !is_ref[j]) chains.push_back(&copies[j]), chain_family.push_back(j);
+    const std::unique_ptr<ChainsInTurn> turns = chains.empty() ? nullptr : std::make_unique<ChainsInTurn>(chains);
     std::map<std::pair<size_t, int>, double> seconds;  // (family, threads)
     std::map<int, double> read_alongside;
     for (int t : threads) {
@@ -169,18 +170,10 @@ int run_bench(const Options& o) {
         if (!o.chain || is_ref[j])
           seconds[{j, t}] = seconds_per_matmul(*copies[j].front(), in, pool, is_ref[j] ? 0 : o.min_seconds,
                                                is_ref[j] ? 2 : o.repeats);
-      if (probe == nullptr) continue;
-      for (size_t j = 0; j < families.size(); ++j)
-        if (!is_ref[j]) seconds_per_matmul_chain_pass(copies[j], in, pool);  // warm-up
-      std::map<size_t, std::vector<double>> runs;
-      std::vector<double> reads;
-      for (int pass = 0; pass < std::max(1, o.repeats); ++pass) {
-        reads.push_back(probe->pass_gbps(pool, t));
-        for (size_t j = 0; j < families.size(); ++j)
-          if (!is_ref[j]) runs[j].push_back(seconds_per_matmul_chain_pass(copies[j], in, pool));
-      }
-      read_alongside[t] = median(reads);
-      for (auto& [j, v] : runs) seconds[{j, t}] = median(v);
+      if (turns == nullptr) continue;
+      const ChainsInTurn::Times times = turns->time(in, pool, t, o.repeats);
+      read_alongside[t] = times.read_gbps;
+      for (size_t c = 0; c < chains.size(); ++c) seconds[{chain_family[c], t}] = times.seconds[c];
     }
 
     const std::string name = mx.model + " " + mx.shape();
@@ -195,7 +188,6 @@ int run_bench(const Options& o) {
         const double read = read_alongside.count(t) ? read_alongside[t] : bandwidth[t];
         std::printf("| %s | %s | %d | %.1f | %.1f | %.0f%% |", name.c_str(), m.kernel_name().c_str(), t, s * 1e6, gbps,
                     100 * gbps / read);
-        const auto ref = std::find(is_ref.begin(), is_ref.end(), true);
         if (ref != is_ref.end()) {
           std::printf(" %.1f |\n", seconds[{static_cast<size_t>(ref - is_ref.begin()), t}] / s);
         } else {

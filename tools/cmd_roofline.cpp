@@ -163,10 +163,9 @@ int run_roofline(const Options& o) {
     const auto gbps = [&](size_t j, double seconds) {
       return static_cast<double>(mats[j].front()->weight_bytes()) / seconds / 1e9;
     };
-    int64_t chain_total = 0;  // the plain read takes as many bytes as the longest chain
-    for (const auto& m : mats) chain_total = std::max(chain_total, m.front()->weight_bytes() * static_cast<int64_t>(m.size()));
-    const std::unique_ptr<ReadProbe> probe =
-        o.chain ? std::make_unique<ReadProbe>(static_cast<size_t>(chain_total)) : nullptr;
+    std::vector<const ChainsInTurn::Chain*> chains;
+    for (const auto& m : mats) chains.push_back(&m);
+    const std::unique_ptr<ChainsInTurn> turns = o.chain ? std::make_unique<ChainsInTurn>(chains) : nullptr;
     for (int p = 1; p <= o.threads; ++p) {
       ThreadPool& pool = *pools[p];
       if (!o.chain) {
@@ -174,14 +173,9 @@ int run_roofline(const Options& o) {
           measured[{families[j]->name, p}].push_back(gbps(j, seconds_per_matmul(*mats[j].front(), in, pool, 0.0, o.calls)));
         continue;
       }
-      for (auto& m : mats) seconds_per_matmul_chain_pass(m, in, pool);  // warm-up: page faults, lazily built state
-      std::vector<std::vector<double>> runs(families.size() + 1);
-      for (int pass = 0; pass < std::max(1, o.calls); ++pass) {
-        runs.back().push_back(probe->pass_gbps(pool, p));
-        for (size_t j = 0; j < families.size(); ++j) runs[j].push_back(gbps(j, seconds_per_matmul_chain_pass(mats[j], in, pool)));
-      }
-      read_alongside[p].push_back(median(runs.back()));
-      for (size_t j = 0; j < families.size(); ++j) measured[{families[j]->name, p}].push_back(median(runs[j]));
+      const ChainsInTurn::Times times = turns->time(in, pool, p, o.calls);
+      read_alongside[p].push_back(times.read_gbps);
+      for (size_t j = 0; j < families.size(); ++j) measured[{families[j]->name, p}].push_back(gbps(j, times.seconds[j]));
     }
   }
 

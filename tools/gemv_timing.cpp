@@ -84,13 +84,31 @@ double seconds_per_matmul_chain_pass(const std::vector<std::unique_ptr<Matmul>>&
   return (now_seconds() - t0) / static_cast<double>(copies.size());
 }
 
-double seconds_per_matmul_chain(const std::vector<std::unique_ptr<Matmul>>& copies, const ActivationBatch& in,
-                                ThreadPool& pool, int passes) {
-  if (copies.empty()) return 0;
-  seconds_per_matmul_chain_pass(copies, in, pool);  // warm-up: page faults, lazily built state
-  std::vector<double> times;
-  for (int p = 0; p < std::max(1, passes); ++p) times.push_back(seconds_per_matmul_chain_pass(copies, in, pool));
-  return median(std::move(times));
+namespace {
+
+int64_t longest_chain_bytes(const std::vector<const ChainsInTurn::Chain*>& chains) {
+  int64_t bytes = 0;
+  for (const auto* c : chains)
+    if (!c->empty()) bytes = std::max(bytes, c->front()->weight_bytes() * static_cast<int64_t>(c->size()));
+  return bytes;
+}
+
+}  // namespace
+
+ChainsInTurn::ChainsInTurn(std::vector<const Chain*> chains)
+    : chains_(std::move(chains)), probe_(static_cast<size_t>(longest_chain_bytes(chains_))) {}
+
+ChainsInTurn::Times ChainsInTurn::time(const ActivationBatch& in, ThreadPool& pool, int threads, int passes) const {
+  for (const auto* c : chains_) seconds_per_matmul_chain_pass(*c, in, pool);  // warm-up: page faults, lazily built state
+  std::vector<std::vector<double>> runs(chains_.size());
+  std::vector<double> reads;
+  for (int pass = 0; pass < std::max(1, passes); ++pass) {
+    reads.push_back(probe_.pass_gbps(pool, threads));
+    for (size_t j = 0; j < chains_.size(); ++j) runs[j].push_back(seconds_per_matmul_chain_pass(*chains_[j], in, pool));
+  }
+  Times t{{}, median(std::move(reads))};
+  for (auto& r : runs) t.seconds.push_back(median(std::move(r)));
+  return t;
 }
 
 }  // namespace lowbit::tools

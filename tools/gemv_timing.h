@@ -10,6 +10,7 @@
 
 #include "core/thread_pool.h"
 #include "kernels/matmul.h"
+#include "kernels/read_bandwidth.h"
 
 namespace lowbit::tools {
 
@@ -42,8 +43,24 @@ std::vector<std::unique_ptr<Matmul>> make_copies(int64_t n, const std::function<
 // Seconds of one pass over all copies, divided by their number (no warm-up).
 double seconds_per_matmul_chain_pass(const std::vector<std::unique_ptr<Matmul>>& copies, const ActivationBatch& in,
                                      ThreadPool& pool);
-// Median over `passes` passes of seconds_per_matmul_chain_pass, after a warm-up pass.
-double seconds_per_matmul_chain(const std::vector<std::unique_ptr<Matmul>>& copies, const ActivationBatch& in,
-                                ThreadPool& pool, int passes);
+
+// Chains of copies (one per kernel) timed in turn, pass by pass, with a plain
+// read of as many bytes as the longest: this VM's bandwidth moves minute by
+// minute, so only runs made side by side compare. time() gives each chain's
+// median seconds per matmul, and the read's median GB/s, after a warm-up pass.
+class ChainsInTurn {
+ public:
+  using Chain = std::vector<std::unique_ptr<Matmul>>;
+  explicit ChainsInTurn(std::vector<const Chain*> chains);
+  struct Times {
+    std::vector<double> seconds;  // per chain
+    double read_gbps;
+  };
+  Times time(const ActivationBatch& in, ThreadPool& pool, int threads, int passes) const;
+
+ private:
+  std::vector<const Chain*> chains_;
+  ReadProbe probe_;
+};
 
 }  // namespace lowbit::tools
