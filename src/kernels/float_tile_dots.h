@@ -15,14 +15,17 @@ inline constexpr int kFloatTileTokens = 4;
 
 // For rows <= kFloatTileRows weight rows (row r at w + r * row_bytes, k values
 // of the tile's type: F32, F16, BF16 or Q6_K) and tokens <= kFloatTileTokens inputs
-// (token t at x + t * x_stride, k floats):
+// (token t at x + t * x_stride, k floats), or any number of rows for one token
+// (a GEMV takes a whole chunk of rows per call):
 //   y[t * y_stride + r] = sum_k W[r][k] * x[t][k], accumulated in float.
 using FloatTileDots = void (*)(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride,
                                int tokens, int64_t k, float* y, int64_t y_stride);
 
 // nullptr for a type the family does not read. prefetch: one-token rows of
-// F16 / BF16 / F32 prefetch non-temporally ahead (kFloatPrefetchBytes; faster
-// on AMD Zen 5, slower on an Intel Xeon: docs/performance.md "Session 8").
+// F16 / BF16 / F32 are read four at a time from distant parts of the call's
+// rows and prefetched non-temporally ahead (simd_float_gemv_body.h; faster on
+// AMD Zen 5, the prefetch slower on an Intel Xeon: docs/performance.md
+// "Session 8", "Session 11").
 FloatTileDots float_tile_dots_avx512(GgmlType type, bool prefetch);
 FloatTileDots float_tile_dots_avx2(GgmlType type, bool prefetch);
 

@@ -44,6 +44,18 @@ struct Bf16Row {
 // "Session 8").
 inline constexpr int64_t kFloatPrefetchBytes = 4096;
 
+// Where kPrefetch is on, one token reads kFloatStreams rows at once, each from
+// its own quarter of the rows a call gets (a chunk of ~20 MB of the head), and
+// prefetches kFloatStreamPrefetchBytes ahead in each. On Zen 5 one core keeps
+// more reads in flight over four distant streams than over one: a plain read
+// went 35.6 -> 40.3 GB/s at 1 thread with four, and the F16 head 33.0 ->
+// 38.6 GB/s at 1 thread, 58-60 -> 60-62 at 2 (docs/performance.md
+// "Session 11"). Each row is summed exactly as when read alone (the same 4
+// accumulators in the same order), so the result does not depend on how rows
+// are grouped into calls.
+inline constexpr int kFloatStreams = 4;
+inline constexpr int64_t kFloatStreamPrefetchBytes = 1024;
+
 // kRows x kTokens dots; kSplit accumulators per dot break the FMA latency
 // chain when there are few dots (a GEMV).
 template <class S, class Row, int kRows, int kTokens, int kSplit, bool kPrefetch = false>
@@ -106,10 +118,61 @@ void float_tile(const uint8_t* w, int64_t row_bytes, const float* x, int64_t x_s
     }
 }
 
-// One token (a GEMV): row by row, each a single sequential stream with 4
-// accumulators (measured: ~93% of the read bandwidth on one core, against
-// ~70% for 4 interleaved rows, prefetched or not). Several tokens: 4 x 4 tiles,
-// each weight vector converted once for 4 tokens.
+// One token, kStreams rows at a time: row j * per + r for stream j, r in
+// [0, per). Per row, exactly float_tile<S, Row, 1, 1, 4>'s arithmetic.
+template <class S, class Row, int kStreams>
+void float_row_streams(const uint8_t* w, int64_t row_bytes, int64_t per, const float* x, int64_t k, float* y) {
+  using V = typename S::V;
+  constexpr int L = S::kLanes;
+  constexpr int kSplit = 4;
+  constexpr int kStepBytes = kSplit * L * Row::kValueBytes;
+  for (int64_t r = 0; r < per; ++r) {
+    const uint8_t* row[kStreams];
+    #pragma GCC unroll 8
+    for (int j = 0; j < kStreams; ++j) row[j] = w + (j * per + r) * row_bytes;
+    V acc[kStreams][kSplit];
+    #pragma GCC unroll 8
+    for (int j = 0; j < kStreams; ++j)
+      #pragma GCC unroll 4
+      for (int s = 0; s < kSplit; ++s) acc[j][s] = S::zero();
+    int64_t i = 0;
+    for (; i + kSplit * L <= k; i += kSplit * L) {
+      #pragma GCC unroll 8
+      for (int j = 0; j < kStreams; ++j)
+        #pragma GCC unroll 4
+        for (int b = 0; b < kStepBytes; b += 64)
+          __builtin_prefetch(row[j] + i * Row::kValueBytes + kFloatStreamPrefetchBytes + b, 0, 0);  // prefetchnta
+      #pragma GCC unroll 4
+      for (int s = 0; s < kSplit; ++s) {
+        const V xv = S::load(x + i + s * L);
+        #pragma GCC unroll 8
+        for (int j = 0; j < kStreams; ++j) acc[j][s] = S::fmadd(Row::load(row[j], i + s * L), xv, acc[j][s]);
+      }
+    }
+    for (; i < k; i += L) {
+      const int64_t n = k - i < L ? k - i : L;
+      const V xv = n == L ? S::load(x + i) : S::load_partial(x + i, n);
+      #pragma GCC unroll 8
+      for (int j = 0; j < kStreams; ++j)
+        acc[j][0] = S::fmadd(n == L ? Row::load(row[j], i) : Row::load_partial(row[j], i, n), xv, acc[j][0]);
+    }
+    #pragma GCC unroll 8
+    for (int j = 0; j < kStreams; ++j) {
+      V sum = acc[j][0];
+      #pragma GCC unroll 4
+      for (int s = 1; s < kSplit; ++s) sum = S::add(sum, acc[j][s]);
+      y[j * per + r] = S::reduce_add(sum);
+    }
+  }
+}
+
+// One token (a GEMV): row by row with 4 accumulators, or (prefetch on) four
+// rows a quarter of the call's rows apart at once. Four neighbouring rows at
+// once had run at ~70% of the read bandwidth on one core, one row at a time at
+// ~93%: the streams gain only when far apart (1 thread, against one row at a
+// time: 4 rows apart 9% slower, 256 rows apart 9% faster, 1000 rows apart
+// 14-17% faster). Several tokens: 4 x 4 tiles, each weight vector converted
+// once for 4 tokens.
 template <class S, class Row, int kRows>
 void float_tile_tokens(const uint8_t* w, int64_t row_bytes, const float* x, int64_t x_stride, int tokens, int64_t k,
                        float* y, int64_t y_stride) {
@@ -124,7 +187,13 @@ template <class S, class Row, bool kPrefetch>
 void float_tile_dots(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride, int tokens,
                      int64_t k, float* y, int64_t y_stride) {
   if (tokens == 1) {
-    for (int r = 0; r < rows; ++r)
+    int r = 0;
+    if constexpr (kPrefetch) {
+      const int64_t per = rows / kFloatStreams;
+      if (per > 0) float_row_streams<S, Row, kFloatStreams>(w, row_bytes, per, x, k, y);
+      r = static_cast<int>(per * kFloatStreams);
+    }
+    for (; r < rows; ++r)
       float_tile<S, Row, 1, 1, 4, kPrefetch>(w + r * row_bytes, row_bytes, x, x_stride, k, y + r, y_stride);
   } else if (rows == kFloatTileRows) {
     float_tile_tokens<S, Row, kFloatTileRows>(w, row_bytes, x, x_stride, tokens, k, y, y_stride);

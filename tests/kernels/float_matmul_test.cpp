@@ -74,6 +74,39 @@ TEST(FloatKernel, MatchesReferenceAtEveryIsa) {
   }
 }
 
+// One token: with the prefetch on (AMD) rows are read four at a time from
+// distant parts of each chunk; every row must still get exactly the bits it
+// gets read alone, whatever the chunking (thread count) or the grouping.
+TEST(FloatKernel, OneTokenRowsAreBitwiseIndependentOfGrouping) {
+  const auto variants = isa_variants();
+  ASSERT_FALSE(variants.empty()) << "this CPU has no AVX2: the f16 family cannot run";
+  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{4099, 2560}, {1031, 100}}) {
+    const auto w = random_float_weights(GgmlType::F16, rows, cols, static_cast<uint64_t>(rows + cols));
+    const WeightView view{"w", GgmlType::F16, rows, cols, w.data()};
+    const auto x = random_activations(1, cols, 5);
+    ActivationBatch in(1, cols);
+    in.set(x.data(), 1, cols);
+    for (const auto& v : variants) {
+      std::vector<float> alone;  // prefetch off: every row read on its own
+      for (const int threads : {1, 2, 3}) {
+        ThreadPool pool(threads);
+        for (const bool amd : {false, true}) {
+          CpuFeatures cpu = v.cpu;
+          cpu.vendor_amd = amd;
+          const auto kernel = find_kernel_family("f16")->make(view, cpu, pool);
+          std::vector<float> got(static_cast<size_t>(rows), NAN);
+          kernel->forward(in, got.data(), pool);
+          if (alone.empty()) alone = got;
+          for (int64_t r = 0; r < rows; ++r)
+            ASSERT_EQ(std::memcmp(&got[r], &alone[r], sizeof(float)), 0)
+                << kernel->kernel_name() << " " << rows << "x" << cols << " row " << r << ": " << got[r] << " vs "
+                << alone[r] << " (threads " << threads << (amd ? ", streams" : "") << ")";
+        }
+      }
+    }
+  }
+}
+
 // rows x cols Q6_K weights quantized from normal values with outliers.
 std::vector<uint8_t> random_q6_k_weights(int64_t rows, int64_t cols, uint64_t seed) {
   Rng rng(seed);
