@@ -31,7 +31,7 @@ std::unique_ptr<Matmul> int1_make(const WeightView& w, const CpuFeatures& cpu, T
       },
       pool);
   // weight = 2 * bit - 1: I = 2 D - S.
-  return make_vnni4_matmul(std::move(layout), {cat("int1/", vnni4_isa_name(isa)), vnni4_kernel(Vnni4Bits::One, isa, cpu.vendor_amd), -1});
+  return make_vnni4_matmul(std::move(layout), {cat("int1/", vnni4_isa_name(isa)), vnni4_kernel(Vnni4Bits::One, isa, cpu.vendor_amd), -1, {}, 1.0f, {}});
 }
 
 }  // namespace

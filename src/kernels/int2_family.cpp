@@ -98,7 +98,7 @@ std::unique_ptr<Matmul> make_int2_matmul(int64_t rows, int64_t cols, int64_t gro
     fail("int2 levels span ", span, " > 127: vpmaddubsw (plain AVX2) would saturate");
   if (static_cast<int64_t>(group) * span * 128 > INT32_MAX)
     fail("int2 groups of ", group, " k with levels spanning ", span, " overflow the int32 accumulators");
-  Vnni4Spec spec{"", int2_kernel(isa, levels, group, cpu.vendor_amd, nullptr), lowest, {}, tensor_scale};
+  Vnni4Spec spec{"", int2_kernel(isa, levels, group, cpu.vendor_amd, nullptr), lowest, {}, tensor_scale, {}};
   int2_kernel(isa, levels, group, cpu.vendor_amd, &spec.name);
   // vpshufb tables indexed by a nibble: bits 0-1 (first 16 bytes), bits 2-3 (next 16).
   for (int n = 0; n < 16; ++n) {

@@ -29,6 +29,26 @@ class Vnni4Matmul final : public Matmul {
     const int64_t groups = layout_.groups();
     const int32_t* sums = in.group_sums(layout_.group);
     alignas(64) float out[kVnni4Rows];
+    if (spec_.streams.kernel != nullptr && in.tokens() == 1) {
+      // The call's blocks in `count` parts, read side by side; the rest one by one below.
+      const int parts = spec_.streams.count;
+      const int64_t per = (end - begin) / parts;
+      alignas(64) float outs[kVnni4MaxStreams][kVnni4Rows];
+      Vnni4Task tasks[kVnni4MaxStreams];
+      for (int64_t r = 0; r < per; ++r) {
+        for (int j = 0; j < parts; ++j)
+          tasks[j] = Vnni4Task{layout_.codes(begin + j * per + r), layout_.group_bytes(), groups,
+                               layout_.group / layout_.k_per_step(), in.q(), sums, spec_.xsum_factor,
+                               spec_.lut.data(), spec_.tensor_scale / in.scale()[0], outs[j]};
+        spec_.streams.kernel(tasks);
+        for (int j = 0; j < parts; ++j) {
+          const int64_t rb = begin + j * per + r;
+          const int64_t n = std::min<int64_t>(kVnni4Rows, rows_ - rb * kVnni4Rows);
+          std::copy(outs[j], outs[j] + n, y + rb * kVnni4Rows);
+        }
+      }
+      begin += per * parts;
+    }
     for (int64_t rb = begin; rb < end; ++rb) {
       const int64_t n = std::min<int64_t>(kVnni4Rows, rows_ - rb * kVnni4Rows);
       for (int64_t t = 0; t < in.tokens(); ++t) {

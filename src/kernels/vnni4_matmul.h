@@ -13,6 +13,13 @@
 namespace lowbit {
 
 using Vnni4Kernel = void (*)(const Vnni4Task&);
+// Several row blocks at once (tasks[0..count)), each one's out bitwise what
+// the Vnni4Kernel gives it: a GEMV that keeps more reads in flight.
+struct Vnni4Streams {
+  void (*kernel)(const Vnni4Task* tasks) = nullptr;
+  int count = 0;  // 2..kVnni4MaxStreams
+};
+inline constexpr int kVnni4MaxStreams = 4;
 
 struct Vnni4Spec {
   std::string name;         // "int2/avx512"
@@ -20,6 +27,9 @@ struct Vnni4Spec {
   int32_t xsum_factor;      // see vnni4_layout.h
   std::array<uint8_t, 32> lut{};  // int2's nibble tables
   float tensor_scale = 1.0f;      // the reference's per-tensor factor (I2_S)
+  // One token: the row blocks of a call are split into `count` parts read
+  // side by side (streams.kernel), where set.
+  Vnni4Streams streams;
 };
 
 std::unique_ptr<Matmul> make_vnni4_matmul(Vnni4Layout layout, Vnni4Spec spec);
@@ -56,5 +66,7 @@ void int1_gemv_avx2(const Vnni4Task& t);
 void q8_0_gemv_avx512(const Vnni4Task& t);
 void q8_0_gemv_avx512_t0(const Vnni4Task& t);
 void q8_0_gemv_avx_vnni(const Vnni4Task& t);
+// Two row blocks at once (Vnni4Streams), prefetching non-temporally.
+void q8_0_gemv2_avx512(const Vnni4Task* t);
 
 }  // namespace lowbit

@@ -40,17 +40,22 @@ std::vector<std::string> expect_family_matches_reference(const std::string& fami
   make_matmul(w, "ref", pool)->forward(in, expect.data(), pool);
   std::vector<std::string> names;
   for (const IsaVariant& v : isa_variants()) {
-    const KernelFamily* f = find_kernel_family(family);
-    if (f == nullptr || f->score(w, v.cpu) <= 0) continue;
-    const auto m = f->make(w, v.cpu, pool);
-    std::fill(got.begin(), got.end(), -1.0f);
-    in.set(x.data(), tokens, cols);
-    m->forward(in, got.data(), pool);
-    names.push_back(m->kernel_name());
-    for (int64_t i = 0; i < tokens * rows; ++i)
-      EXPECT_EQ(float_to_bits(got[i]), float_to_bits(expect[i]))
-          << m->kernel_name() << " (" << v.name << ") " << rows << "x" << cols << " token " << i / rows << " row "
-          << i % rows << ": " << got[i] << " vs " << expect[i];
+    // Both vendors' code paths: AMD's prefetch hints and one-token streams too.
+    for (const bool amd : {false, true}) {
+      CpuFeatures cpu = v.cpu;
+      cpu.vendor_amd = amd;
+      const KernelFamily* f = find_kernel_family(family);
+      if (f == nullptr || f->score(w, cpu) <= 0) continue;
+      const auto m = f->make(w, cpu, pool);
+      std::fill(got.begin(), got.end(), -1.0f);
+      in.set(x.data(), tokens, cols);
+      m->forward(in, got.data(), pool);
+      names.push_back(m->kernel_name());
+      for (int64_t i = 0; i < tokens * rows; ++i)
+        EXPECT_EQ(float_to_bits(got[i]), float_to_bits(expect[i]))
+            << m->kernel_name() << " (" << v.name << (amd ? ", AMD" : "") << ") " << rows << "x" << cols
+            << " token " << i / rows << " row " << i % rows << ": " << got[i] << " vs " << expect[i];
+    }
   }
   return names;
 }

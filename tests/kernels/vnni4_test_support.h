@@ -16,9 +16,10 @@ namespace lowbit::test {
 // e in [-8, 1], times a random mantissa.
 std::vector<uint8_t> random_scaled_blocks(GgmlType type, int64_t rows, int64_t cols, uint64_t seed);
 
-// Makes `family` for the tensor at every ISA level this machine runs and
-// expects y bitwise equal to the "ref" kernel's for `tokens` tokens. Returns
-// the kernel names it tested (e.g. "int2/avx2").
+// Makes `family` for the tensor at every ISA level this machine runs, each
+// with and without AMD's code paths (vendor_amd: prefetch hints, one-token
+// streams), and expects y bitwise equal to the "ref" kernel's for `tokens`
+// tokens. Returns the kernel names it tested (e.g. "int2/avx2"), one per make.
 std::vector<std::string> expect_family_matches_reference(const std::string& family, GgmlType type,
                                                          const std::vector<uint8_t>& data, int64_t rows,
                                                          int64_t cols, int64_t tokens, uint64_t seed);
