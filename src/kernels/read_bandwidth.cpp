@@ -9,11 +9,6 @@
 
 namespace lowbit {
 
-// ISA paths (x86_avx2/read_sum_avx2.cpp, x86_avx512/read_sum_avx512.cpp); the
-// portable loop stands in elsewhere. The widest loads the CPU has, as its kernels use.
-uint64_t read_sum_avx2(const uint8_t* p, size_t bytes);
-uint64_t read_sum_avx512(const uint8_t* p, size_t bytes);
-
 namespace {
 
 uint64_t read_sum_portable(const uint8_t* p, size_t bytes) {
@@ -30,6 +25,8 @@ uint64_t read_sum_portable(const uint8_t* p, size_t bytes) {
 
 }  // namespace
 
+// The ISA paths (read_bandwidth.h) use the widest loads the CPU has, as its
+// kernels do; the portable loop stands in elsewhere.
 uint64_t read_every_byte(const uint8_t* p, size_t bytes) {
   static const auto read_sum = [] {
     const CpuFeatures& cpu = cpu_features();

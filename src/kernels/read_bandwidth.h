@@ -1,6 +1,9 @@
 // The machine's memory read bandwidth, measured the way a GEMV reads weights:
 // one pass over a buffer far larger than the caches, every byte loaded once,
-// split across the pool's threads. Benchmarks report kernels against it.
+// split across the pool's threads, each reading its share as four quarters
+// side by side (the fastest way found to draw memory on one core; the GEMVs
+// that read several distant rows at once reach it). Benchmarks report kernels
+// against it.
 #pragma once
 
 #include <cstddef>
@@ -31,8 +34,12 @@ class ReadProbe {
 // Best of `repeats` ReadProbe passes over `bytes` bytes.
 double measure_read_bandwidth_gbps(ThreadPool& pool, int threads, size_t bytes = size_t{1} << 30, int repeats = 5);
 
-// Loads every byte of p[0, bytes) once with the widest loads the CPU has (a
-// multiple of 128 bytes is read); returns a value that depends on all of them.
+// Loads every byte of p[0, bytes) once with the widest loads the CPU has (on
+// AVX2 / AVX-512 four quarters side by side; a multiple of 128 bytes is read);
+// returns a value that depends on all of them.
 uint64_t read_every_byte(const uint8_t* p, size_t bytes);
+// Its ISA paths (x86_avx2/, x86_avx512/; call only where the CPU has them).
+uint64_t read_sum_avx2(const uint8_t* p, size_t bytes);
+uint64_t read_sum_avx512(const uint8_t* p, size_t bytes);
 
 }  // namespace lowbit
