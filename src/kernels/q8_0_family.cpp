@@ -33,11 +33,12 @@ std::unique_ptr<Matmul> q8_0_make(const WeightView& w, const CpuFeatures& cpu, T
       },
       pool);
   Vnni4Spec spec{cat("q8_0/", vnni4_isa_name(isa)), vnni4_kernel(Vnni4Bits::Eight, isa, cpu.vendor_amd), -128, {}, 1.0f, {}};
-  // One token reads two distant row blocks at once where measured (AMD Zen 5,
-  // the 2B-4T Q8_0 head in-process, passes alternated with a plain read: 7-18%
-  // faster at 1 thread, 0-11% at 2; four at once gained more at 1 thread and
-  // lost 2-13% at 2; docs/performance.md "Session 11").
-  if (isa == Vnni4Isa::Avx512Vnni && cpu.vendor_amd) spec.streams = {q8_0_gemv2_avx512, 2};
+  // One token reads three distant row blocks at once where measured (AMD Zen
+  // 5, the 2B-4T Q8_0 head in-process, passes alternated with a plain read:
+  // 30-33 against 26-28 GB/s at 1 thread, 60-66 against 52-60 at 2; two or
+  // four blocks at once, and prefetch distances of 0.5-4 KiB, did no better;
+  // docs/performance.md "Session 11").
+  if (isa == Vnni4Isa::Avx512Vnni && cpu.vendor_amd) spec.streams = {q8_0_gemv3_avx512, 3};
   return make_vnni4_matmul(std::move(layout), spec);
 }
 

@@ -66,7 +66,7 @@ void int1_gemv_avx2(const Vnni4Task& t);
 void q8_0_gemv_avx512(const Vnni4Task& t);
 void q8_0_gemv_avx512_t0(const Vnni4Task& t);
 void q8_0_gemv_avx_vnni(const Vnni4Task& t);
-// Two row blocks at once (Vnni4Streams), prefetching non-temporally.
-void q8_0_gemv2_avx512(const Vnni4Task* t);
+// Three row blocks at once (Vnni4Streams), prefetching non-temporally.
+void q8_0_gemv3_avx512(const Vnni4Task* t);
 
 }  // namespace lowbit

@@ -243,7 +243,7 @@ void q8_0_gemv(const Vnni4Task& t) {
 // kStreams row blocks at once, group by group (each its own task: codes and
 // out), kAcc accumulators each. The int32 sums are exact in any order, and the
 // groups are added to each block's float sum in order: every block's out is
-// bitwise what q8_0_gemv gives it. With the blocks far apart (a half of the
+// bitwise what q8_0_gemv gives it. With the blocks far apart (a third of the
 // call's blocks), one core keeps more reads in flight than over one stream.
 template <bool kNta, int kStreams>
 void q8_0_gemv_streams(const Vnni4Task* t) {
@@ -283,7 +283,7 @@ void q8_0_gemv_streams(const Vnni4Task* t) {
 
 }  // namespace
 
-void q8_0_gemv2_avx512(const Vnni4Task* t) { q8_0_gemv_streams<true, 2>(t); }
+void q8_0_gemv3_avx512(const Vnni4Task* t) { q8_0_gemv_streams<true, 3>(t); }
 
 void int2_gemv_avx512(const Vnni4Task& t) { int2_gemv<true>(t); }
 void int2_gemv_avx512_t0(const Vnni4Task& t) { int2_gemv<false>(t); }
