@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "kernels/float_tile_dots.h"
+#include "kernels/read_streams.h"
 #include "kernels/simd_q6_k_body.h"
 
 namespace lowbit::simd {
@@ -45,8 +46,9 @@ struct Bf16Row {
 inline constexpr int64_t kFloatPrefetchBytes = 4096;
 
 // Where kPrefetch is on, one token reads kFloatStreams rows at once, each from
-// its own quarter of the rows a call gets (a chunk of ~20 MB of the head), and
-// prefetches kFloatStreamPrefetchBytes ahead in each. On Zen 5 one core keeps
+// its own quarter of the rows a call gets (a chunk of ~20 MB of the head;
+// quarters of at least kStreamsMinApartBytes), and prefetches
+// kFloatStreamPrefetchBytes ahead in each. On Zen 5 one core keeps
 // more reads in flight over four distant streams than over one: a plain read
 // went 35.6 -> 40.3 GB/s at 1 thread with four, and the F16 head 33.0 ->
 // 38.6 GB/s at 1 thread, 58-60 -> 60-62 at 2 (docs/performance.md
@@ -190,8 +192,10 @@ void float_tile_dots(const uint8_t* w, int64_t row_bytes, int rows, const float*
     int r = 0;
     if constexpr (kPrefetch) {
       const int64_t per = rows / kFloatStreams;
-      if (per > 0) float_row_streams<S, Row, kFloatStreams>(w, row_bytes, per, x, k, y);
-      r = static_cast<int>(per * kFloatStreams);
+      if (per > 0 && per * row_bytes >= kStreamsMinApartBytes) {
+        float_row_streams<S, Row, kFloatStreams>(w, row_bytes, per, x, k, y);
+        r = static_cast<int>(per * kFloatStreams);
+      }
     }
     for (; r < rows; ++r)
       float_tile<S, Row, 1, 1, 4, kPrefetch>(w + r * row_bytes, row_bytes, x, x_stride, k, y + r, y_stride);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "kernels/read_streams.h"
 
 namespace lowbit {
 
@@ -29,10 +30,11 @@ class Vnni4Matmul final : public Matmul {
     const int64_t groups = layout_.groups();
     const int32_t* sums = in.group_sums(layout_.group);
     alignas(64) float out[kVnni4Rows];
-    if (spec_.streams.kernel != nullptr && in.tokens() == 1) {
-      // The call's blocks in `count` parts, read side by side; the rest one by one below.
-      const int parts = spec_.streams.count;
-      const int64_t per = (end - begin) / parts;
+    // One token: the call's blocks in `count` parts read side by side, where
+    // the parts lie far enough apart; the rest one by one below.
+    const int parts = spec_.streams.count;
+    const int64_t per = parts > 0 ? (end - begin) / parts : 0;
+    if (spec_.streams.kernel != nullptr && in.tokens() == 1 && per * layout_.block_stride() >= kStreamsMinApartBytes) {
       alignas(64) float outs[kVnni4MaxStreams][kVnni4Rows];
       Vnni4Task tasks[kVnni4MaxStreams];
       for (int64_t r = 0; r < per; ++r) {

@@ -97,23 +97,27 @@ TEST(Int2Kernel, AnyLevelsThroughMakeInt2Matmul) {
   ActivationBatch in(1, cols);
   in.set(x.data(), 1, cols);
   for (const IsaVariant& v : isa_variants()) {
-    const auto m = make_int2_matmul(
-        rows, cols, group, levels,
-        [&](int64_t r, uint8_t* c, uint16_t* s) {
-          std::copy(&codes[r * cols], &codes[r * cols] + cols, c);
-          s[0] = s[1] = half_scale;
-        },
-        v.cpu, pool);
-    std::vector<float> y(rows);
-    m->forward(in, y.data(), pool);
-    for (int64_t r = 0; r < rows; ++r) {
-      float acc = 0;
-      for (int64_t g = 0; g < 2; ++g) {
-        int32_t isum = 0;
-        for (int64_t k = g * group; k < (g + 1) * group; ++k) isum += levels[codes[r * cols + k]] * in.q()[k];
-        acc += 0.5f * static_cast<float>(isum);
+    for (const bool amd : {false, true}) {
+      CpuFeatures cpu = v.cpu;
+      cpu.vendor_amd = amd;
+      const auto m = make_int2_matmul(
+          rows, cols, group, levels,
+          [&](int64_t r, uint8_t* c, uint16_t* s) {
+            std::copy(&codes[r * cols], &codes[r * cols] + cols, c);
+            s[0] = s[1] = half_scale;
+          },
+          cpu, pool);
+      std::vector<float> y(rows);
+      m->forward(in, y.data(), pool);
+      for (int64_t r = 0; r < rows; ++r) {
+        float acc = 0;
+        for (int64_t g = 0; g < 2; ++g) {
+          int32_t isum = 0;
+          for (int64_t k = g * group; k < (g + 1) * group; ++k) isum += levels[codes[r * cols + k]] * in.q()[k];
+          acc += 0.5f * static_cast<float>(isum);
+        }
+        EXPECT_EQ(y[r], acc * (1.0f / in.scale()[0])) << m->kernel_name() << (amd ? " (AMD)" : "") << " row " << r;
       }
-      EXPECT_EQ(y[r], acc * (1.0f / in.scale()[0])) << m->kernel_name() << " row " << r;
     }
   }
 }
