@@ -96,6 +96,13 @@ class Matmul {
   virtual int64_t work_units() const { return 0; }
   virtual void prepare_units(const ActivationBatch& in, ThreadPool& pool) const {}
   virtual void forward_units(const ActivationBatch& in, float* y, int64_t begin, int64_t end) const {}
+  // One token: this matrix's `unit` and other's `other_unit` (same input) in
+  // one pass, two weight streams far apart read side by side, where
+  // pairs_with(other) says the kernels can (forward_together pairs each unit
+  // of a region's first half with one of its second half).
+  virtual bool pairs_with(const Matmul& other) const { return false; }
+  virtual void forward_pair(const Matmul& other, const ActivationBatch& in, float* y, float* y_other, int64_t unit,
+                            int64_t other_unit) const {}
 
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }
@@ -111,7 +118,8 @@ class Matmul {
 // chunk (measured +2-4% on the I2_S matrices of a 2-thread decode step);
 // otherwise one forward per matrix. A few chunks per thread: dynamic balance
 // without many atomic round trips. Kernels with units run their own forward
-// through it too.
+// through it too. One token through kernels that pair (Matmul::pairs_with):
+// unit v of the region's first half is read beside unit v + half of its second.
 void forward_together(std::span<const Matmul* const> ms, const ActivationBatch& in, std::span<float* const> ys,
                       ThreadPool& pool);
 

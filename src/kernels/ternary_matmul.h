@@ -49,10 +49,11 @@ class TernaryMatmul : public Matmul {
 
   std::string tensor_name_;
 
- private:
   // y rows of one tile from its int32 dots [tokens][tile_rows].
   void write_rows(int64_t tile, const ActivationBatch& in, int64_t t0, int tokens, const int32_t* dots,
                   float* y) const;
+
+ private:
   void forward_spans(const ActivationBatch& in, float* y, int64_t begin, int64_t end) const;
 
   std::string name_;

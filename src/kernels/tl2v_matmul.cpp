@@ -4,6 +4,7 @@
 #include "kernels/tl2v_matmul.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "core/error.h"
 #include "kernels/spanned_tiles.h"
@@ -30,6 +31,7 @@ class Tl2vMatmul final : public TernaryMatmul {
       : TernaryMatmul(w, cpu.avx512vnni ? "tl2v/avx512-vbmi-vnni" : "tl2v/avx512-vbmi", s.scale,
                       kTl2vTilesPerCall * Tl2vTiles::kRows, kTl2vMaxTokens),
         dots_(tl2v_tile_dots_avx512(cpu.avx512vnni, cpu.vendor_amd)),
+        pairs_(cpu.vendor_amd ? tl2v_pair_dots_avx512(cpu.avx512vnni, true) : nullptr),
         tiles_(w.rows, w.cols, kBlockColumns, kMaxSpanBlocks) {
     for_each_ternary_row(w, s, pool, Tl2vTiles::kRows, [&](int64_t r, const int8_t* t) { tiles_.set_row(r, t); });
   }
@@ -49,8 +51,55 @@ class Tl2vMatmul final : public TernaryMatmul {
   }
   bool dots_of_codes() const override { return true; }
 
+ public:
+  // Another tl2v matrix with the same columns (so the same spans and blocks),
+  // where the prefetch is non-temporal (AMD, where pairs were measured: a
+  // 2B-4T decode step's matrices 4-9% faster at 2 threads and 8% at 1 in one
+  // process, the matmul stages 9-15% faster end to end; docs/performance.md
+  // "Session 11").
+  bool pairs_with(const Matmul& other) const override {
+    const auto* o = dynamic_cast<const Tl2vMatmul*>(&other);
+    return pairs_ != nullptr && o != nullptr && o->pairs_ != nullptr && o->cols() == cols_;
+  }
+  // Matmul tile ta of this and tb of other, span by span: their u-th Tl2vTiles
+  // in one pair call where both exist (a matrix's last matmul tile may have one).
+  void forward_pair(const Matmul& other, const ActivationBatch& in, float* y, float* y_other, int64_t ta,
+                    int64_t tb) const override {
+    const auto& o = static_cast<const Tl2vMatmul&>(other);
+    constexpr int kRows = Tl2vTiles::kRows;
+    int32_t dots_a[kTl2vTilesPerCall * kRows] = {}, dots_b[kTl2vTilesPerCall * kRows] = {};
+    alignas(64) int32_t out[kTl2vTilesPerCall * kRows];
+    for (int span = 0; span < tiles_.count(); ++span) {
+      const Tl2vTiles& sa = tiles_.spans[span];
+      const Tl2vTiles& sb = o.tiles_.spans[span];
+      const int8_t* q = in.q() + tiles_.starts[span];
+      for (int u = 0; u < kTl2vTilesPerCall; ++u) {
+        const int64_t a = ta * kTl2vTilesPerCall + u, b = tb * kTl2vTilesPerCall + u;
+        const bool has_a = a < sa.tiles, has_b = b < sb.tiles;
+        if (has_a && has_b) {
+          const int64_t b_offset = static_cast<int64_t>(reinterpret_cast<uintptr_t>(sb.tile(b)) -
+                                                        reinterpret_cast<uintptr_t>(sa.tile(a)));
+          pairs_(sa.tile(a), b_offset, sa.blocks, sa.tail_lines, q, out);
+        } else if (has_a || has_b) {
+          const Tl2vTiles& s = has_a ? sa : sb;
+          dots_(s.tile(has_a ? a : b), s.tile_bytes, 1, s.blocks, s.tail_lines, q, in.k_padded(), 1, out);
+          if (has_b) std::copy(out, out + kRows, out + kRows);
+        } else {
+          continue;
+        }
+        for (int r = 0; r < kRows; ++r) {
+          if (has_a) dots_a[kRows * u + r] += out[r];
+          if (has_b) dots_b[kRows * u + r] += out[kRows + r];
+        }
+      }
+    }
+    write_rows(ta, in, 0, 1, dots_a, y);
+    o.write_rows(tb, in, 0, 1, dots_b, y_other);
+  }
+
  private:
   Tl2vTileDots dots_;
+  Tl2vPairDots pairs_;
   SpannedTiles<Tl2vTiles> tiles_;
 };
 

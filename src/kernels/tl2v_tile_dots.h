@@ -23,8 +23,16 @@ using Tl2vTileDots = void (*)(const uint8_t* tile, int64_t tile_stride, int tile
                               int64_t tail_lines, const int8_t* q, int64_t q_stride, int tokens,
                               int32_t* out /* [tokens][32] */);
 
+// One token, two tiles in one pass, tile b at tile_a + b_offset bytes (any
+// distance, either sign; another matrix's tile too): out[r] = tile a's row r,
+// out[16 + r] = tile b's, as Tl2vTileDots gives them. Two weight streams far
+// apart read side by side keep more loads in flight than one.
+using Tl2vPairDots = void (*)(const uint8_t* tile_a, int64_t b_offset, int64_t blocks, int64_t tail_lines,
+                              const int8_t* q, int32_t* out /* [32] */);
+
 // AVX-512 with VBMI (vpermb); vnni: vpdpbusd, otherwise vpmaddubsw + vpmaddwd.
 // nta_prefetch: the weights' software prefetch is prefetchnta (AMD), else prefetcht0.
 Tl2vTileDots tl2v_tile_dots_avx512(bool vnni, bool nta_prefetch);
+Tl2vPairDots tl2v_pair_dots_avx512(bool vnni, bool nta_prefetch);
 
 }  // namespace lowbit

@@ -82,6 +82,56 @@ TEST(ForwardTogether, MixedKernelsShareOneRegion) {
     expect_same_as_separate({a.mats[0].get(), b.mats[0].get(), a.mats[1].get(), b.mats[1].get()}, 256, tokens, pool);
 }
 
+// One token on AMD: tl2v reads a region's units in pairs, unit v of the first
+// half beside unit v + half of the second (Matmul::forward_pair), across
+// matrices, spans (K = 4224: two) and partial last tiles.
+TEST(ForwardTogether, PairedUnitsMatchOneForwardPerMatrixBitwise) {
+  CpuFeatures cpu = cpu_features();
+  if (!cpu.has_avx512_level() || !cpu.avx512vbmi) {
+    EXPECT_EQ(find_kernel_family("tl2v")->score({"w", GgmlType::I2_S, 32, 128, nullptr}, cpu), 0);
+    return;  // tl2v cannot run here: nothing pairs
+  }
+  CpuFeatures amd = cpu, other = cpu;
+  amd.vendor_amd = true;
+  other.vendor_amd = false;  // no pairs: tile after tile
+  const std::vector<std::pair<std::vector<int64_t>, int64_t>> regions = {
+      {{176, 48, 48}, 384}, {{48, 64}, 256}, {{64, 64}, 2560}, {{80}, 4224}, {{48}, 128}, {{16}, 256}};
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    for (const auto& [rows, k] : regions) {
+      Matrices paired, single;
+      std::vector<const Matmul*> ms, ms_single;
+      std::vector<std::vector<float>> y, y_single;
+      for (size_t i = 0; i < rows.size(); ++i) {
+        const auto t = random_ternary(rows[i], k, 300 + i);
+        paired.bytes.push_back(encode_ternary(GgmlType::I2_S, t, rows[i], k, 0.5f + static_cast<float>(i)));
+        const WeightView w{"blk.0.m" + std::to_string(i), GgmlType::I2_S, rows[i], k, paired.bytes.back().data()};
+        paired.mats.push_back(find_kernel_family("tl2v")->make(w, amd, pool));
+        single.mats.push_back(find_kernel_family("tl2v")->make(w, other, pool));
+        ms.push_back(paired.mats.back().get());
+        ms_single.push_back(single.mats.back().get());
+        ASSERT_TRUE(ms[0]->pairs_with(*ms.back())) << ms[0]->kernel_name();
+        ASSERT_FALSE(ms_single[0]->pairs_with(*ms_single.back()));
+        y.emplace_back(static_cast<size_t>(rows[i]), -1.0f);
+        y_single.emplace_back(static_cast<size_t>(rows[i]), -2.0f);
+      }
+      const auto x = random_activations(1, k, 9);
+      ActivationBatch in(1, k);
+      std::vector<float*> ys, ys_single;
+      for (size_t i = 0; i < rows.size(); ++i) ys.push_back(y[i].data()), ys_single.push_back(y_single[i].data());
+      in.set(x.data(), 1, k);
+      forward_together(ms, in, ys, pool);
+      in.set(x.data(), 1, k);
+      forward_together(ms_single, in, ys_single, pool);
+      for (size_t i = 0; i < rows.size(); ++i)
+        for (int64_t r = 0; r < rows[i]; ++r)
+          ASSERT_EQ(y[i][r], y_single[i][r]) << "matrix " << i << " of " << rows.size() << ", K = " << k
+                                             << ", row " << r << ", threads " << threads;
+      for (int64_t tokens : {1, 2}) expect_same_as_separate(ms, k, tokens, pool);
+    }
+  }
+}
+
 TEST(ForwardTogether, KernelsWithoutUnitsFallBackToForward) {
   ThreadPool pool(2);
   const Matrices a = make({24, 8}, 128, "i2s", pool);

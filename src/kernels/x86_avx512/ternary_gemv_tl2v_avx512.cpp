@@ -38,8 +38,8 @@ namespace {
 // with one tile every vpdpbusd loads its own (Zen 5 issues 2 vector loads per
 // cycle). The 8-token loop went from 87% to 94% of the vpdpbusd peak in L1.
 constexpr int accumulators(int tokens, int tiles) {
-  if (tiles == 1) return tokens <= 2 ? 6 : tokens <= 4 ? 3 : 2;
-  return tokens == 2 ? 3 : tokens <= 4 ? 2 : 1;  // two tiles: only for several tokens (tile_dots_any)
+  if (tiles == 1 || tokens == 1) return tokens <= 2 ? 6 : tokens <= 4 ? 3 : 2;  // one token: 6 per tile (pair_dots)
+  return tokens == 2 ? 3 : tokens <= 4 ? 2 : 1;
 }
 // Software prefetch this far ahead of the block being read. Without it the
 // GEMV ran ~20% slower than i2s on cold weights (it reads a sixth fewer bytes
@@ -60,7 +60,7 @@ template <bool kVnni, bool kNta, int kTokens, int kTiles, bool kInPlace>
 void tile_dots(const uint8_t* tile, int64_t tile_stride, int64_t blocks, int64_t tail_lines, const int8_t* q,
                int64_t q_stride, int32_t* out) {
   constexpr int kAcc = accumulators(kTokens, kTiles);
-  static_assert(!kInPlace || kAcc == 6);
+  static_assert(!kInPlace || (kTokens == 1 && kAcc == 6));
   // Accumulator of step parity h, field i.
   constexpr auto slot = [](int h, int i) { return kAcc == 6 ? 3 * h + i : kAcc == 3 ? i : kAcc == 2 ? h : 0; };
   const __m512i table = _mm512_load_si512(tl2v_table().triple);
@@ -188,8 +188,9 @@ void tile_dots_tokens(const uint8_t* tile, int64_t tile_stride, int64_t blocks, 
 
 // Several tokens take both tiles in one pass (pp128 4-8% faster at 1 and 2
 // threads than one tile per pass, alternated runs). One token takes them one
-// after the other: both at once made decode 5-15% slower (two streams of cold
-// weights per thread instead of one; docs/performance.md "Session 8").
+// after the other: these two neighbouring tiles at once made decode 5-15%
+// slower (docs/performance.md "Session 8"). Two tiles far apart at once
+// (pair_dots, a region's halves) made it faster ("Session 11").
 template <bool kVnni, bool kNta>
 void tile_dots_any(const uint8_t* tile, int64_t tile_stride, int tiles, int64_t blocks, int64_t tail_lines,
                    const int8_t* q, int64_t q_stride, int tokens, int32_t* out) {
@@ -199,7 +200,21 @@ void tile_dots_any(const uint8_t* tile, int64_t tile_stride, int tiles, int64_t 
     std::fill(out + kOutRows * t + Tl2vTiles::kRows * tiles, out + kOutRows * (t + 1), 0);
 }
 
+// One token, two distant tiles side by side (Tl2vPairDots): 12 accumulators,
+// each step's activation broadcast shared by both tiles' dot products.
+template <bool kVnni, bool kNta>
+void pair_dots(const uint8_t* tile_a, int64_t b_offset, int64_t blocks, int64_t tail_lines, const int8_t* q,
+               int32_t* out) {
+  if (blocks <= kMaxBlocksInPlace) return tile_dots<kVnni, kNta, 1, 2, true>(tile_a, b_offset, blocks, tail_lines, q, 0, out);
+  tile_dots<kVnni, kNta, 1, 2, false>(tile_a, b_offset, blocks, tail_lines, q, 0, out);
+}
+
 }  // namespace
+
+Tl2vPairDots tl2v_pair_dots_avx512(bool vnni, bool nta_prefetch) {
+  if (vnni) return nta_prefetch ? pair_dots<true, true> : pair_dots<true, false>;
+  return nta_prefetch ? pair_dots<false, true> : pair_dots<false, false>;
+}
 
 Tl2vTileDots tl2v_tile_dots_avx512(bool vnni, bool nta_prefetch) {
   if (vnni) return nta_prefetch ? tile_dots_any<true, true> : tile_dots_any<true, false>;
