@@ -100,6 +100,11 @@ std::unique_ptr<Matmul> make_int2_matmul(int64_t rows, int64_t cols, int64_t gro
     fail("int2 groups of ", group, " k with levels spanning ", span, " overflow the int32 accumulators");
   Vnni4Spec spec{"", int2_kernel(isa, levels, group, cpu.vendor_amd, nullptr), lowest, {}, tensor_scale, {}};
   int2_kernel(isa, levels, group, cpu.vendor_amd, &spec.name);
+  // One token on AMD: a region's halves side by side (forward_together). In
+  // the roofline's chains at 2 threads int2 went from 53-73% to 54-83% of the
+  // read bandwidth (2560 x 6912: 67% -> 83%; docs/performance.md "Session 11").
+  if (isa == Vnni4Isa::Avx512Vnni && cpu.vendor_amd)
+    spec.pair = spec.name.ends_with("-linear") ? int2_linear_gemv2_avx512 : int2_gemv2_avx512;
   // vpshufb tables indexed by a nibble: bits 0-1 (first 16 bytes), bits 2-3 (next 16).
   for (int n = 0; n < 16; ++n) {
     spec.lut[n] = static_cast<uint8_t>(levels[n & 3] - lowest);

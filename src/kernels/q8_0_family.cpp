@@ -38,6 +38,9 @@ std::unique_ptr<Matmul> q8_0_make(const WeightView& w, const CpuFeatures& cpu, T
   // 30-33 against 26-28 GB/s at 1 thread, 60-66 against 52-60 at 2; two or
   // four blocks at once, and prefetch distances of 0.5-4 KiB, did no better;
   // docs/performance.md "Session 11").
+  // No pairs (Vnni4Spec::pair): a region's halves side by side were no faster
+  // for q8_0 on the 2B-4T shapes (63-74% of the read against 66-77%), and the
+  // head keeps its three streams.
   if (isa == Vnni4Isa::Avx512Vnni && cpu.vendor_amd) spec.streams = {q8_0_gemv3_avx512, 3};
   return make_vnni4_matmul(std::move(layout), spec);
 }

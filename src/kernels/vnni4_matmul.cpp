@@ -62,12 +62,35 @@ class Vnni4Matmul final : public Matmul {
       }
     }
   }
+  // Another matrix of this kernel whose row blocks meet the same activations
+  // the same way (group, lut, xsum factor): decode's q, k, v or gate, up.
+  bool pairs_with(const Matmul& other) const override {
+    const auto* o = dynamic_cast<const Vnni4Matmul*>(&other);
+    return spec_.pair != nullptr && o != nullptr && o->spec_.pair == spec_.pair && o->cols() == cols_ &&
+           o->layout_.group == layout_.group && o->spec_.xsum_factor == spec_.xsum_factor && o->spec_.lut == spec_.lut;
+  }
+  void forward_pair(const Matmul& other, const ActivationBatch& in, float* y, float* y_other, int64_t ua,
+                    int64_t ub) const override {
+    const auto& o = static_cast<const Vnni4Matmul&>(other);
+    alignas(64) float outs[2][kVnni4Rows];
+    const Vnni4Task tasks[2] = {task(in, ua, outs[0]), o.task(in, ub, outs[1])};
+    spec_.pair(tasks);
+    std::copy(outs[0], outs[0] + std::min<int64_t>(kVnni4Rows, rows_ - ua * kVnni4Rows), y + ua * kVnni4Rows);
+    std::copy(outs[1], outs[1] + std::min<int64_t>(kVnni4Rows, o.rows_ - ub * kVnni4Rows), y_other + ub * kVnni4Rows);
+  }
   void forward(const ActivationBatch& in, float* y, ThreadPool& pool) const override {
     const Matmul* self = this;
     forward_together({&self, 1}, in, {&y, 1}, pool);
   }
 
  private:
+  // Row block rb times token 0, into out.
+  Vnni4Task task(const ActivationBatch& in, int64_t rb, float* out) const {
+    return Vnni4Task{layout_.codes(rb), layout_.group_bytes(), layout_.groups(), layout_.group / layout_.k_per_step(),
+                     in.q(), in.group_sums(layout_.group), spec_.xsum_factor, spec_.lut.data(),
+                     spec_.tensor_scale / in.scale()[0], out};
+  }
+
   Vnni4Layout layout_;
   Vnni4Spec spec_;
 };

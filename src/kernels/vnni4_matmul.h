@@ -30,6 +30,8 @@ struct Vnni4Spec {
   // One token: the row blocks of a call are split into `count` parts read
   // side by side (streams.kernel), where set.
   Vnni4Streams streams;
+  // One token: two row blocks far apart (Matmul::forward_pair), where set.
+  void (*pair)(const Vnni4Task* tasks) = nullptr;
 };
 
 std::unique_ptr<Matmul> make_vnni4_matmul(Vnni4Layout layout, Vnni4Spec spec);
@@ -68,5 +70,9 @@ void q8_0_gemv_avx512_t0(const Vnni4Task& t);
 void q8_0_gemv_avx_vnni(const Vnni4Task& t);
 // Three row blocks at once (Vnni4Streams), prefetching non-temporally.
 void q8_0_gemv3_avx512(const Vnni4Task* t);
+// Two row blocks at once (Vnni4Spec::pair; the tasks may be of two matrices
+// with the same layout parameters, lut and xsum_factor).
+void int2_gemv2_avx512(const Vnni4Task* t);
+void int2_linear_gemv2_avx512(const Vnni4Task* t);
 
 }  // namespace lowbit

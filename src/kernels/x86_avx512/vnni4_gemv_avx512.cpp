@@ -240,6 +240,74 @@ void q8_0_gemv(const Vnni4Task& t) {
   store_out(t, acc);
 }
 
+// int2's steps on activations broadcast once for several row blocks (xb[i] =
+// the 4 activations of the step's i-th VNNI4 vector).
+template <bool kNta>
+inline void int2_linear_step_shared(const uint8_t* c, const __m512i* xb, __m512i* a) {
+  prefetch_far<kNta>(c);
+  const __m512i w = _mm512_load_si512(c);
+  a[0] = dot_u8s8<true>(a[0], _mm512_and_si512(w, _mm512_set1_epi8(0x03)), xb[0]);
+  a[1] = dot_u8s8<true>(a[1], _mm512_and_si512(w, _mm512_set1_epi8(0x0C)), xb[1]);
+  a[2] = dot_u8s8<true>(a[2], _mm512_and_si512(w, _mm512_set1_epi8(0x30)), xb[2]);
+  a[3] = dot_u8s8<true>(a[3], _mm512_and_si512(w, _mm512_set1_epi8(static_cast<char>(0xC0))), xb[3]);
+}
+template <bool kNta>
+inline void int2_step_shared(const uint8_t* c, const __m512i* xb, __m512i lut01, __m512i lut23, __m512i* a) {
+  const __m512i nibble = _mm512_set1_epi8(0x0f);
+  prefetch_far<kNta>(c);
+  const __m512i w = _mm512_load_si512(c);
+  const __m512i lo = _mm512_and_si512(w, nibble);
+  const __m512i hi = _mm512_and_si512(_mm512_srli_epi32(w, 4), nibble);
+  a[0] = dot_u8s8<true>(a[0], _mm512_shuffle_epi8(lut01, lo), xb[0]);
+  a[1] = dot_u8s8<true>(a[1], _mm512_shuffle_epi8(lut23, lo), xb[1]);
+  a[2] = dot_u8s8<true>(a[2], _mm512_shuffle_epi8(lut01, hi), xb[2]);
+  a[3] = dot_u8s8<true>(a[3], _mm512_shuffle_epi8(lut23, hi), xb[3]);
+}
+
+// kStreams int2 row blocks at once, group by group, four accumulators each;
+// each step's activations broadcast once for all. A group's int32 sum is exact
+// in any order and the groups are added to each block's float sum in order,
+// so every block's out is bitwise what int2_groups gives it.
+template <int kStreams, class Step, class Sum4>
+void int2_groups_streams(const Vnni4Task* t, Step step, Sum4 sum4) {
+  const Vnni4Task& t0 = t[0];
+  const int64_t x_per_group = 16 * t0.steps_per_group;
+  __m512 acc[kStreams];
+  unrolled<kStreams>([&](int j) { acc[j] = _mm512_setzero_ps(); });
+  for (int64_t g = 0; g < t0.groups; ++g) {
+    const int8_t* x = t0.x + g * x_per_group;
+    const uint8_t* c[kStreams];
+    __m512i a[kStreams][4];
+    unrolled<kStreams>([&](int j) {
+      c[j] = vnni4_group_codes(t[j], g);
+      unrolled<4>([&](int i) { a[j][i] = _mm512_setzero_si512(); });
+    });
+    for (int64_t s = 0; s < t0.steps_per_group; ++s, x += 16) {
+      __m512i xb[4];
+      unrolled<4>([&](int i) { xb[i] = broadcast4(x + 4 * i); });
+      unrolled<kStreams>([&](int j) { step(c[j] + 64 * s, xb, a[j]); });
+    }
+    unrolled<kStreams>([&](int j) { acc[j] = add_group(acc[j], sum4(a[j]), t[j], g); });
+  }
+  unrolled<kStreams>([&](int j) { store_out(t[j], acc[j]); });
+}
+
+template <bool kNta, int kStreams>
+void int2_linear_gemv_streams(const Vnni4Task* t) {
+  int2_groups_streams<kStreams>(
+      t, [](const uint8_t* c, const __m512i* xb, __m512i* a) { int2_linear_step_shared<kNta>(c, xb, a); },
+      [](const __m512i* a) { return sum4_linear(a); });
+}
+
+template <bool kNta, int kStreams>
+void int2_gemv_streams(const Vnni4Task* t) {
+  const __m512i lut01 = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t[0].lut)));
+  const __m512i lut23 = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t[0].lut + 16)));
+  int2_groups_streams<kStreams>(
+      t, [&](const uint8_t* c, const __m512i* xb, __m512i* a) { int2_step_shared<kNta>(c, xb, lut01, lut23, a); },
+      sum4);
+}
+
 // kStreams row blocks at once, group by group (each its own task: codes and
 // out), kAcc accumulators each. The int32 sums are exact in any order, and the
 // groups are added to each block's float sum in order: every block's out is
@@ -284,6 +352,8 @@ void q8_0_gemv_streams(const Vnni4Task* t) {
 }  // namespace
 
 void q8_0_gemv3_avx512(const Vnni4Task* t) { q8_0_gemv_streams<true, 3>(t); }
+void int2_gemv2_avx512(const Vnni4Task* t) { int2_gemv_streams<true, 2>(t); }
+void int2_linear_gemv2_avx512(const Vnni4Task* t) { int2_linear_gemv_streams<true, 2>(t); }
 
 void int2_gemv_avx512(const Vnni4Task& t) { int2_gemv<true>(t); }
 void int2_gemv_avx512_t0(const Vnni4Task& t) { int2_gemv<false>(t); }
