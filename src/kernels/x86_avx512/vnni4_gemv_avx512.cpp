@@ -71,33 +71,51 @@ inline __m512i sum8(const Accumulators& a) {
   return _mm512_add_epi32(s0, s1);
 }
 
+// The four activation vectors of a 64-byte step: xb[i] holds x[4i .. 4i + 3]
+// in every lane. The streams kernels broadcast them once for all their blocks.
+inline void broadcast_step(const int8_t* x, __m512i* xb) {
+  unrolled<4>([&](int i) { xb[i] = broadcast4(x + 4 * i); });
+}
+
 // One 64-byte load = 16 rows x 16 k of 2-bit codes; two nibble-table shuffles
 // per nibble turn it into four VNNI4 vectors of u (the paper's 1 shift + 2 and
-// + 4 vpshufb), each meeting its 4 broadcast activations in one vpdpbusd.
+// + 4 vpshufb), each meeting its 4 broadcast activations (xb) in one vpdpbusd.
 template <bool kNta>
-inline void int2_step(const uint8_t* c, const int8_t* x, __m512i lut01, __m512i lut23, __m512i* a) {
+inline void int2_step_shared(const uint8_t* c, const __m512i* xb, __m512i lut01, __m512i lut23, __m512i* a) {
   const __m512i nibble = _mm512_set1_epi8(0x0f);
   prefetch_far<kNta>(c);
   const __m512i w = _mm512_load_si512(c);
   const __m512i lo = _mm512_and_si512(w, nibble);
   const __m512i hi = _mm512_and_si512(_mm512_srli_epi32(w, 4), nibble);
-  a[0] = dot_u8s8<true>(a[0], _mm512_shuffle_epi8(lut01, lo), broadcast4(x));
-  a[1] = dot_u8s8<true>(a[1], _mm512_shuffle_epi8(lut23, lo), broadcast4(x + 4));
-  a[2] = dot_u8s8<true>(a[2], _mm512_shuffle_epi8(lut01, hi), broadcast4(x + 8));
-  a[3] = dot_u8s8<true>(a[3], _mm512_shuffle_epi8(lut23, hi), broadcast4(x + 12));
+  a[0] = dot_u8s8<true>(a[0], _mm512_shuffle_epi8(lut01, lo), xb[0]);
+  a[1] = dot_u8s8<true>(a[1], _mm512_shuffle_epi8(lut23, lo), xb[1]);
+  a[2] = dot_u8s8<true>(a[2], _mm512_shuffle_epi8(lut01, hi), xb[2]);
+  a[3] = dot_u8s8<true>(a[3], _mm512_shuffle_epi8(lut23, hi), xb[3]);
+}
+template <bool kNta>
+inline void int2_step(const uint8_t* c, const int8_t* x, __m512i lut01, __m512i lut23, __m512i* a) {
+  __m512i xb[4];
+  broadcast_step(x, xb);
+  int2_step_shared<kNta>(c, xb, lut01, lut23, a);
 }
 
 // The same 64 bytes when u = code: each mask keeps one bit pair in place, so
 // accumulator a[v] collects 4^v u x; the group sum shifts each back, exactly.
 // |a[3]| <= 192 x 128 x group / 4 per lane: int32 while group <= 2^18.
 template <bool kNta>
-inline void int2_linear_step(const uint8_t* c, const int8_t* x, __m512i* a) {
+inline void int2_linear_step_shared(const uint8_t* c, const __m512i* xb, __m512i* a) {
   prefetch_far<kNta>(c);
   const __m512i w = _mm512_load_si512(c);
-  a[0] = dot_u8s8<true>(a[0], _mm512_and_si512(w, _mm512_set1_epi8(0x03)), broadcast4(x));
-  a[1] = dot_u8s8<true>(a[1], _mm512_and_si512(w, _mm512_set1_epi8(0x0C)), broadcast4(x + 4));
-  a[2] = dot_u8s8<true>(a[2], _mm512_and_si512(w, _mm512_set1_epi8(0x30)), broadcast4(x + 8));
-  a[3] = dot_u8s8<true>(a[3], _mm512_and_si512(w, _mm512_set1_epi8(static_cast<char>(0xC0))), broadcast4(x + 12));
+  a[0] = dot_u8s8<true>(a[0], _mm512_and_si512(w, _mm512_set1_epi8(0x03)), xb[0]);
+  a[1] = dot_u8s8<true>(a[1], _mm512_and_si512(w, _mm512_set1_epi8(0x0C)), xb[1]);
+  a[2] = dot_u8s8<true>(a[2], _mm512_and_si512(w, _mm512_set1_epi8(0x30)), xb[2]);
+  a[3] = dot_u8s8<true>(a[3], _mm512_and_si512(w, _mm512_set1_epi8(static_cast<char>(0xC0))), xb[3]);
+}
+template <bool kNta>
+inline void int2_linear_step(const uint8_t* c, const int8_t* x, __m512i* a) {
+  __m512i xb[4];
+  broadcast_step(x, xb);
+  int2_linear_step_shared<kNta>(c, xb, a);
 }
 
 // sum over v of (a[v] + a[4 + v]) / 4^v.
@@ -240,30 +258,6 @@ void q8_0_gemv(const Vnni4Task& t) {
   store_out(t, acc);
 }
 
-// int2's steps on activations broadcast once for several row blocks (xb[i] =
-// the 4 activations of the step's i-th VNNI4 vector).
-template <bool kNta>
-inline void int2_linear_step_shared(const uint8_t* c, const __m512i* xb, __m512i* a) {
-  prefetch_far<kNta>(c);
-  const __m512i w = _mm512_load_si512(c);
-  a[0] = dot_u8s8<true>(a[0], _mm512_and_si512(w, _mm512_set1_epi8(0x03)), xb[0]);
-  a[1] = dot_u8s8<true>(a[1], _mm512_and_si512(w, _mm512_set1_epi8(0x0C)), xb[1]);
-  a[2] = dot_u8s8<true>(a[2], _mm512_and_si512(w, _mm512_set1_epi8(0x30)), xb[2]);
-  a[3] = dot_u8s8<true>(a[3], _mm512_and_si512(w, _mm512_set1_epi8(static_cast<char>(0xC0))), xb[3]);
-}
-template <bool kNta>
-inline void int2_step_shared(const uint8_t* c, const __m512i* xb, __m512i lut01, __m512i lut23, __m512i* a) {
-  const __m512i nibble = _mm512_set1_epi8(0x0f);
-  prefetch_far<kNta>(c);
-  const __m512i w = _mm512_load_si512(c);
-  const __m512i lo = _mm512_and_si512(w, nibble);
-  const __m512i hi = _mm512_and_si512(_mm512_srli_epi32(w, 4), nibble);
-  a[0] = dot_u8s8<true>(a[0], _mm512_shuffle_epi8(lut01, lo), xb[0]);
-  a[1] = dot_u8s8<true>(a[1], _mm512_shuffle_epi8(lut23, lo), xb[1]);
-  a[2] = dot_u8s8<true>(a[2], _mm512_shuffle_epi8(lut01, hi), xb[2]);
-  a[3] = dot_u8s8<true>(a[3], _mm512_shuffle_epi8(lut23, hi), xb[3]);
-}
-
 // kStreams int2 row blocks at once, group by group, four accumulators each;
 // each step's activations broadcast once for all. A group's int32 sum is exact
 // in any order and the groups are added to each block's float sum in order,
@@ -284,7 +278,7 @@ void int2_groups_streams(const Vnni4Task* t, Step step, Sum4 sum4) {
     });
     for (int64_t s = 0; s < t0.steps_per_group; ++s, x += 16) {
       __m512i xb[4];
-      unrolled<4>([&](int i) { xb[i] = broadcast4(x + 4 * i); });
+      broadcast_step(x, xb);
       unrolled<kStreams>([&](int j) { step(c[j] + 64 * s, xb, a[j]); });
     }
     unrolled<kStreams>([&](int j) { acc[j] = add_group(acc[j], sum4(a[j]), t[j], g); });
