@@ -1,5 +1,6 @@
 // "q8_0": Q8_0 weights row-interleaved 16 at a time, stored as w + 128 so that
-// vpdpbusd (unsigned x signed) multiplies them exactly; I = D - 128 S. The int8
+// vpdpbusd (unsigned x signed) multiplies them exactly; I = D - 128 S (plain
+// AVX2 widens u to int16 for vpmaddwd, as exact). The int8
 // baseline of the AI-PC paper's GEMV figures and a fast path for Q8_0 heads.
 #include "core/error.h"
 #include "kernels/aipc_families.h"
@@ -18,7 +19,7 @@ int q8_0_score(const WeightView& w, const CpuFeatures& cpu) {
 std::unique_ptr<Matmul> q8_0_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
   const Vnni4Isa isa = vnni4_isa(cpu);
   if (w.type != GgmlType::Q8_0 || vnni4_kernel(Vnni4Bits::Eight, isa, cpu.vendor_amd) == nullptr)
-    fail("tensor ", w.name, ": the q8_0 kernel needs Q8_0 weights and AVX-VNNI or AVX-512 VNNI (type ",
+    fail("tensor ", w.name, ": the q8_0 kernel needs Q8_0 weights and AVX2 (type ",
          ggml_type_name(w.type), ", cpu: ", cpu.describe(), ")");
   const int64_t row_bytes = ggml_row_bytes(w.type, w.cols);
   Vnni4Layout layout = pack_vnni4(
@@ -48,7 +49,7 @@ std::unique_ptr<Matmul> q8_0_make(const WeightView& w, const CpuFeatures& cpu, T
 }  // namespace
 
 KernelFamily q8_0_kernel_family() {
-  return {"q8_0", "Q8_0 16-row interleave, int8 VNNI (AVX-VNNI/AVX-512)", q8_0_score, q8_0_make};
+  return {"q8_0", "Q8_0 16-row interleave, int8 VNNI (AVX-512/AVX-VNNI) or int16 vpmaddwd (AVX2)", q8_0_score, q8_0_make};
 }
 
 }  // namespace lowbit

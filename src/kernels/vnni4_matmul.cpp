@@ -126,7 +126,7 @@ Vnni4Kernel vnni4_kernel(Vnni4Bits bits, Vnni4Isa isa, bool nta_prefetch) {
              : bits == Vnni4Bits::One ? int1_gemv_avx_vnni
                                       : q8_0_gemv_avx_vnni;
     case Vnni4Isa::Avx2:
-      return bits == Vnni4Bits::Two ? int2_gemv_avx2 : bits == Vnni4Bits::One ? int1_gemv_avx2 : nullptr;
+      return bits == Vnni4Bits::Two ? int2_gemv_avx2 : bits == Vnni4Bits::One ? int1_gemv_avx2 : q8_0_gemv_avx2;
     case Vnni4Isa::None: break;
   }
   return nullptr;

@@ -44,8 +44,7 @@ namespace lowbit {
 enum class Vnni4Isa { None, Avx2, AvxVnni, Avx512Vnni };
 Vnni4Isa vnni4_isa(const CpuFeatures& cpu);
 const char* vnni4_isa_name(Vnni4Isa isa);  // "avx512-vnni", "avx-vnni", "avx2"
-// The kernel for a layout at an ISA level; nullptr where there is none (q8_0
-// on plain AVX2: u = w + 128 overflows vpmaddubsw's int16 pairs).
+// The kernel for a layout at an ISA level; nullptr where there is none.
 // nta_prefetch: the AVX-512 kernels' weight prefetch is prefetchnta (AMD:
 // CpuFeatures::vendor_amd), else prefetcht0 (the _t0 kernels).
 Vnni4Kernel vnni4_kernel(Vnni4Bits bits, Vnni4Isa isa, bool nta_prefetch);
@@ -68,6 +67,9 @@ void int1_gemv_avx2(const Vnni4Task& t);
 void q8_0_gemv_avx512(const Vnni4Task& t);
 void q8_0_gemv_avx512_t0(const Vnni4Task& t);
 void q8_0_gemv_avx_vnni(const Vnni4Task& t);
+// Plain AVX2: u = w + 128 overflows vpmaddubsw's int16 pairs, so this one
+// widens u to int16 and multiplies with vpmaddwd.
+void q8_0_gemv_avx2(const Vnni4Task& t);
 // Three row blocks at once (Vnni4Streams), prefetching non-temporally.
 void q8_0_gemv3_avx512(const Vnni4Task* t);
 // Two row blocks at once (Vnni4Spec::pair; the tasks may be of two matrices

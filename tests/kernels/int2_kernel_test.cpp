@@ -64,6 +64,9 @@ TEST(Int2Kernel, KernelsExactAtActivationExtremes) {
   // Levels lowest + code: the AVX-512 kernel that masks codes in place.
   const auto linear = runnable({{Vnni4Isa::Avx512Vnni, {"int2/avx512-vnni-linear", int2_linear_gemv_avx512}},
                                 {Vnni4Isa::Avx512Vnni, {"int2/avx512-vnni-linear (prefetcht0)", int2_linear_gemv_avx512_t0}}});
+  const CpuFeatures& cpu = cpu_features();
+  ASSERT_EQ(linear.empty(), !(cpu.has_avx512_level() && cpu.avx512vnni));  // AVX-512 only
+  if (linear.empty()) return;
   for (const std::array<int8_t, 4> levels : {std::array<int8_t, 4>{-1, 0, 1, 2}, {-128, -127, -126, -125}}) {
     const auto lut = nibble_luts(levels);
     const std::vector<int> weight_of(levels.begin(), levels.end());

@@ -123,7 +123,8 @@ void int1_gemv(const Vnni4Task& t) {
   store_out(t, acc);
 }
 
-// u = w + 128 spans 0..255, beyond vpmaddubsw's exact range: VNNI only.
+// u = w + 128 spans 0..255, beyond vpmaddubsw's exact range: VNNI here,
+// q8_0_gemv_widened below on plain AVX2.
 void q8_0_gemv(const Vnni4Task& t) {
   const uint8_t* c = t.codes;
   const int8_t* x = t.x;
@@ -146,8 +147,43 @@ void q8_0_gemv(const Vnni4Task& t) {
   store_out(t, acc);
 }
 
+// Plain AVX2: u = w + 128 widened to int16 and multiplied by vpmaddwd, exact
+// for every u and x (one product pair is at most 2 x 255 x 128). Each 16-byte
+// half of a row half's 32 bytes (4 rows x 4 k) widens to one ymm; vpmaddwd
+// against x's 4 int16 repeated leaves each row's sum in two adjacent lanes,
+// added by one vphaddd per group.
+void q8_0_gemv_widened(const Vnni4Task& t) {
+  const uint8_t* c = t.codes;
+  const int8_t* x = t.x;
+  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+  for (int64_t g = 0; g < t.groups; ++g) {
+    c = vnni4_group_codes(t, g);
+    __m256i a[2][2];  // [half][rows 0-3 | rows 4-7 of the half]: lanes row r (k 0,1), row r (k 2,3), ...
+    for (auto& h : a)
+      for (auto& v : h) v = _mm256_setzero_si256();
+    for (int64_t s = 0; s < t.steps_per_group; s += 4, c += 256, x += 16) {
+      for (int i = 0; i < 4; ++i) prefetch(c + 64 * i);
+      const __m256i x16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x)));
+      const __m256i xq[4] = {_mm256_permute4x64_epi64(x16, 0x00), _mm256_permute4x64_epi64(x16, 0x55),
+                             _mm256_permute4x64_epi64(x16, 0xaa), _mm256_permute4x64_epi64(x16, 0xff)};
+      for (int i = 0; i < 4; ++i)
+        for (int h = 0; h < 2; ++h)
+          for (int q = 0; q < 2; ++q) {
+            const __m256i u = _mm256_cvtepu8_epi16(
+                _mm_load_si128(reinterpret_cast<const __m128i*>(c + 64 * i + 32 * h + 16 * q)));
+            a[h][q] = _mm256_add_epi32(a[h][q], _mm256_madd_epi16(u, xq[i]));
+          }
+    }
+    // hadd: [r0 r1 r4 r5 | r2 r3 r6 r7] as 64-bit pairs; 0xd8 puts them in row order.
+    for (int h = 0; h < 2; ++h)
+      acc[h] = add_group(acc[h], _mm256_permute4x64_epi64(_mm256_hadd_epi32(a[h][0], a[h][1]), 0xd8), 0, t, g, h);
+  }
+  store_out(t, acc);
+}
+
 }  // namespace
 
+void q8_0_gemv_avx2(const Vnni4Task& t) { q8_0_gemv_widened(t); }
 void int2_gemv_avx2(const Vnni4Task& t) { int2_gemv<false>(t); }
 void int2_gemv_avx_vnni(const Vnni4Task& t) { int2_gemv<true>(t); }
 void int1_gemv_avx2(const Vnni4Task& t) { int1_gemv<false>(t); }
