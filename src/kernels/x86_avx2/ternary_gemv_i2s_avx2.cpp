@@ -23,6 +23,14 @@ namespace {
 // More tokens: one shift by 4 per line half, masks 0x03 and 0x0C (x1, x4).
 inline constexpr int64_t kMaxGroupsOneToken = (int64_t{1} << 18) / 16;
 
+// One token prefetches each line 4 KiB ahead (the int2 kernels' distance):
+// on an AVX2 Zen 3 (no VNNI) the 2B-4T decode matrices ran 0.79-0.91x the
+// int2 kernel's GB/s without it and 1.02-1.12x with it, in the same runs
+// (bench-gemv --chain, 1 and 2 threads; docs/performance.md "Session 12").
+// Adding the int16 pair sums in int16 for 8 groups before widening them
+// (half the multiplies) did not move that ratio (1.08 against 1.10).
+inline constexpr int64_t kPrefetchBytes = 4096;
+
 template <bool kVnni>
 void tile_dots_1(const uint8_t* tile, int64_t groups, const int8_t* q, int32_t* out) {
   const __m256i masks[4] = {_mm256_set1_epi8(0x03), _mm256_set1_epi8(0x0C), _mm256_set1_epi8(0x30),
@@ -33,6 +41,7 @@ void tile_dots_1(const uint8_t* tile, int64_t groups, const int8_t* q, int32_t* 
     #pragma GCC unroll 16
     for (auto& a : half) a = _mm256_setzero_si256();
   for (int64_t g = 0; g < groups; ++g) {
+    _mm_prefetch(reinterpret_cast<const char*>(tile + 64 * g + kPrefetchBytes), _MM_HINT_T0);
     const __m256i lines[2] = {_mm256_load_si256(reinterpret_cast<const __m256i*>(tile + 64 * g)),
                               _mm256_load_si256(reinterpret_cast<const __m256i*>(tile + 64 * g + 32))};
     #pragma GCC unroll 16
