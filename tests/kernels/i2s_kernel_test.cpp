@@ -71,6 +71,7 @@ TEST(I2sKernel, TileDotsExactAtEveryIsa) {
 // The AVX-512 one-token loop keeps codes at x1, x4, x16, x64 in its int32
 // accumulators and takes rows up to 2^18 columns; longer rows fall back. Both
 // sides of the limit, with every code +1 and every activation at an extreme.
+// Also the plain-AVX2 many-token loop's int16 sums at their bound (-32768).
 TEST(I2sKernel, TileDotsExactOnTheLongestRows) {
   const auto variants = isa_variants();
   ASSERT_FALSE(variants.empty()) << "no AVX2: nothing to test";
@@ -79,10 +80,10 @@ TEST(I2sKernel, TileDotsExactOnTheLongestRows) {
     I2sTiles tiles(16, k);
     for (int64_t r = 0; r < 16; ++r) tiles.set_row(r, t.data() + r * k);
     for (const int8_t a : {int8_t{-128}, int8_t{127}}) {
-      const std::vector<int8_t> q(static_cast<size_t>(2 * k), a);
+      const std::vector<int8_t> q(static_cast<size_t>(5 * k), a);
       const int32_t expect = static_cast<int32_t>(2 * a * k);
       for (const auto& isa : variants)
-        for (int n_tokens : {1, 2}) {
+        for (int n_tokens : {1, 2, 5}) {
           std::vector<int32_t> out(static_cast<size_t>(16 * n_tokens), 12345);
           tile_dots_for(isa.name)(tiles.tile(0), tiles.groups, q.data(), k, n_tokens, out.data());
           for (int32_t v : out) ASSERT_EQ(v, expect) << isa.name << " k=" << k << " a=" << int{a} << " tokens=" << n_tokens;
