@@ -97,29 +97,26 @@ void tile_dots(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_s
 // accumulator per token and row half adds vpmaddubsw's pair sums for
 // kInt16Groups groups (4 products of at most 2 x 2 x 128 = 512 per group and
 // lane: 16 groups reach -32768 at worst) before one vpmaddwd widens them:
-// 3 shifts + 4 ands per line half, then 2 instructions per product instead of 3.
-// pp64 at 1 thread on an AVX2-only Zen 3: 29.1-36.5 against 24.7-29.1 tok/s,
-// alternated (docs/performance.md "Session 12").
+// 3 shifts + 4 ands per line half, then 2 instructions per product instead of
+// 3 (vpmaddubsw, vpmaddwd, vpaddd). One row half at a time over all groups, so
+// that one half's accumulators fit the 16 ymm registers for 8 tokens (int32
+// sums wait in out between flushes). Measured on an AVX2-only Zen 3, 2560x2560
+// x 8 tokens, tile dots alone: 46-48.5 MACs per TSC cycle, against 40 for both
+// halves at once with 4 tokens (GCC spills the shared broadcasts);
+// docs/performance.md "Session 12" has pp128 before and after.
 inline constexpr int64_t kInt16Groups = 16;
 
 template <int kTokens>
 void tile_dots_int16(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_stride, int32_t* out) {
   const __m256i m0 = _mm256_set1_epi8(0x03), ones = _mm256_set1_epi16(1);
-  __m256i acc[kTokens][2];  // int32 [token][rows 0-7 | 8-15]
-  #pragma GCC unroll 16
-  for (auto& token_acc : acc)
-    #pragma GCC unroll 16
-    for (auto& a : token_acc) a = _mm256_setzero_si256();
-  for (int64_t g0 = 0; g0 < groups; g0 += kInt16Groups) {
-    const int64_t g_end = std::min(groups, g0 + kInt16Groups);
-    __m256i acc16[kTokens][2];
-    #pragma GCC unroll 16
-    for (auto& token_acc : acc16)
+  for (int h = 0; h < 2; ++h) {
+    for (int t = 0; t < kTokens; ++t) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 16 * t + 8 * h), _mm256_setzero_si256());
+    for (int64_t g0 = 0; g0 < groups; g0 += kInt16Groups) {
+      const int64_t g_end = std::min(groups, g0 + kInt16Groups);
+      __m256i acc16[kTokens];
       #pragma GCC unroll 16
-      for (auto& a : token_acc) a = _mm256_setzero_si256();
-    for (int64_t g = g0; g < g_end; ++g) {
-      #pragma GCC unroll 16
-      for (int h = 0; h < 2; ++h) {
+      for (auto& a : acc16) a = _mm256_setzero_si256();
+      for (int64_t g = g0; g < g_end; ++g) {
         const __m256i line = _mm256_load_si256(reinterpret_cast<const __m256i*>(tile + 64 * g + 32 * h));
         const __m256i codes[4] = {_mm256_and_si256(line, m0), _mm256_and_si256(_mm256_srli_epi16(line, 2), m0),
                                   _mm256_and_si256(_mm256_srli_epi16(line, 4), m0),
@@ -128,33 +125,34 @@ void tile_dots_int16(const uint8_t* tile, int64_t groups, const int8_t* q, int64
         for (int t = 0; t < kTokens; ++t)
           #pragma GCC unroll 16
           for (int j = 0; j < 4; ++j)
-            acc16[t][h] = _mm256_add_epi16(
-                acc16[t][h], _mm256_maddubs_epi16(codes[j], broadcast4(q + t * q_stride + 16 * g + 4 * j)));
+            acc16[t] = _mm256_add_epi16(acc16[t],
+                                        _mm256_maddubs_epi16(codes[j], broadcast4(q + t * q_stride + 16 * g + 4 * j)));
+      }
+      #pragma GCC unroll 16
+      for (int t = 0; t < kTokens; ++t) {
+        __m256i* o = reinterpret_cast<__m256i*>(out + 16 * t + 8 * h);
+        _mm256_storeu_si256(o, _mm256_add_epi32(_mm256_loadu_si256(o), _mm256_madd_epi16(acc16[t], ones)));
       }
     }
-    #pragma GCC unroll 16
-    for (int t = 0; t < kTokens; ++t)
-      #pragma GCC unroll 16
-      for (int h = 0; h < 2; ++h) acc[t][h] = _mm256_add_epi32(acc[t][h], _mm256_madd_epi16(acc16[t][h], ones));
   }
-  #pragma GCC unroll 16
-  for (int t = 0; t < kTokens; ++t)
-    #pragma GCC unroll 16
-    for (int h = 0; h < 2; ++h) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 16 * t + 8 * h), acc[t][h]);
 }
 
 template <bool kVnni>
 void tile_dots_any(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_stride, int tokens, int32_t* out) {
-  // 16 ymm registers: 4 tokens x 4 accumulators is the most that stays in them.
+  // 16 ymm registers: 4 tokens x 4 accumulators is the most that stays in them
+  // (VNNI); without VNNI, one row half's int16 accumulators for 8 tokens.
   if (!kVnni && tokens >= 2) {
-    switch (tokens) {
-      case 2: return tile_dots_int16<2>(tile, groups, q, q_stride, out);
-      case 3: return tile_dots_int16<3>(tile, groups, q, q_stride, out);
-      default:
-        tile_dots_int16<4>(tile, groups, q, q_stride, out);
-        if (tokens > 4) tile_dots_any<kVnni>(tile, groups, q + 4 * q_stride, q_stride, tokens - 4, out + 64);
-        return;
+    if (tokens >= 8) {
+      tile_dots_int16<8>(tile, groups, q, q_stride, out);
+    } else if (tokens >= 4) {
+      tile_dots_int16<4>(tile, groups, q, q_stride, out);
+    } else {
+      return tokens == 3 ? tile_dots_int16<3>(tile, groups, q, q_stride, out)
+                         : tile_dots_int16<2>(tile, groups, q, q_stride, out);
     }
+    const int done = tokens >= 8 ? 8 : 4;
+    if (tokens > done) tile_dots_any<kVnni>(tile, groups, q + done * q_stride, q_stride, tokens - done, out + 16 * done);
+    return;
   }
   switch (tokens) {
     case 1:
