@@ -21,8 +21,9 @@ KernelFamily int1_kernel_family();
 KernelFamily q8_0_kernel_family();
 
 // The int2 kernel for these levels and group at isa (the masking kernel for
-// levels lowest + code on AVX-512 VNNI, the vpshufb one otherwise); *name gets
-// its kernel name, "int2/<isa>[-linear]". nta_prefetch as vnni4_kernel's.
+// levels lowest + code on AVX-512 VNNI, int16 sums on plain AVX2 where the
+// levels span at most kInt2Int16MaxSpan, the vpshufb one otherwise); *name gets
+// its kernel name, "int2/<isa>[-linear|-int16]". nta_prefetch as vnni4_kernel's.
 Vnni4Kernel int2_kernel(Vnni4Isa isa, const std::array<int8_t, 4>& levels, int64_t group, bool nta_prefetch,
                         std::string* name);
 

@@ -82,8 +82,11 @@ Vnni4Kernel int2_kernel(Vnni4Isa isa, const std::array<int8_t, 4>& levels, int64
                         std::string* name) {
   const bool linear = levels[1] == levels[0] + 1 && levels[2] == levels[0] + 2 && levels[3] == levels[0] + 3;
   const bool masking = isa == Vnni4Isa::Avx512Vnni && linear && group <= kInt2LinearMaxGroup;
-  if (name != nullptr) *name = cat("int2/", vnni4_isa_name(isa), masking ? "-linear" : "");
+  const int span = *std::max_element(levels.begin(), levels.end()) - *std::min_element(levels.begin(), levels.end());
+  const bool int16 = isa == Vnni4Isa::Avx2 && span <= kInt2Int16MaxSpan;
+  if (name != nullptr) *name = cat("int2/", vnni4_isa_name(isa), masking ? "-linear" : int16 ? "-int16" : "");
   if (masking) return nta_prefetch ? int2_linear_gemv_avx512 : int2_linear_gemv_avx512_t0;
+  if (int16) return int2_gemv_avx2_int16;
   return vnni4_kernel(Vnni4Bits::Two, isa, nta_prefetch);
 }
 

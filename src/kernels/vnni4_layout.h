@@ -46,6 +46,11 @@ constexpr int64_t kVnni4Rows = 16;
 #define LOWBIT_PREFETCH_BYTES 4096
 #endif
 constexpr int64_t kVnni4PrefetchBytes = LOWBIT_PREFETCH_BYTES;
+
+// The plain-AVX2 int2 kernel with int16 sums: levels spanning at most 7, sums
+// of at most 4 steps (4 steps x 4 products x 2 x 7 x 128 = 28672 < 2^15).
+constexpr int kInt2Int16MaxSpan = 7;
+constexpr int64_t kInt2Int16Steps = 4;
 // The AVX-512 int2 kernels (and q8_0's _t0 twin) prefetch twice as far, as non-temporal
 // (prefetchnta: the weights are read once per token and should not displace
 // what is reused). int2 with its up-convert work between loads streamed 2-7%

@@ -60,6 +60,9 @@ void int2_linear_gemv_avx512_t0(const Vnni4Task& t);
 inline constexpr int64_t kInt2LinearMaxGroup = int64_t{1} << 18;
 void int2_gemv_avx_vnni(const Vnni4Task& t);
 void int2_gemv_avx2(const Vnni4Task& t);
+// Plain AVX2, levels spanning at most kInt2Int16MaxSpan (vnni4_layout.h):
+// int16 sums over up to kInt2Int16Steps steps before each vpmaddwd.
+void int2_gemv_avx2_int16(const Vnni4Task& t);
 void int1_gemv_avx512(const Vnni4Task& t);
 void int1_gemv_avx512_t0(const Vnni4Task& t);
 void int1_gemv_avx_vnni(const Vnni4Task& t);

@@ -28,6 +28,8 @@ TEST(Int1Kernel, KernelsExactAtActivationExtremes) {
   expect_kernels_exact(Vnni4Bits::One, kernels, 2, {-1, 1}, -1, nullptr, 45, 384, 128, 3);
   expect_kernels_exact(Vnni4Bits::One, kernels, 2, {-1, 1}, -1, nullptr, 16, 1024, 1024, 4);
   expect_kernels_exact(Vnni4Bits::One, kernels, 2, {-1, 1}, -1, nullptr, 17, 80, 16, 5);  // 4-step groups
+  // Every bit 1 and every activation -128: plain AVX2's int16 sums at their widest.
+  expect_kernels_exact(Vnni4Bits::One, kernels, 2, {-1, 1}, -1, nullptr, 16, 4096, 4096, 6, 1);
 }
 
 TEST(Int1Kernel, OnlyQ1_0) {

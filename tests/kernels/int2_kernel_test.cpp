@@ -61,6 +61,26 @@ TEST(Int2Kernel, KernelsExactAtActivationExtremes) {
     expect_kernels_exact(Vnni4Bits::Two, kernels, 4, weight_of, lowest, lut.data(), 16, 512, 512, 2);
     expect_kernels_exact(Vnni4Bits::Two, kernels, 4, weight_of, lowest, lut.data(), 20, 144, 48, 3);  // odd steps
   }
+  // Levels spanning at most 7: plain AVX2's int16 sums, at the span limit with
+  // activations at -128 (the widest sums), groups of 1, 4 (its flush) and 32 steps.
+  const auto narrow = runnable({{Vnni4Isa::Avx2, {"int2/avx2-int16", int2_gemv_avx2_int16}}});
+  ASSERT_FALSE(narrow.empty());
+  for (const std::array<int8_t, 4> levels :
+       {std::array<int8_t, 4>{-1, 0, 1, 2}, {-3, -1, 1, 3}, {-4, 3, 0, -1}, {-128, -121, -125, -128}}) {
+    const auto lut = nibble_luts(levels);
+    const int lowest = *std::min_element(levels.begin(), levels.end());
+    const std::vector<int> weight_of(levels.begin(), levels.end());
+    expect_kernels_exact(Vnni4Bits::Two, narrow, 4, weight_of, lowest, lut.data(), 37, 320, 64, 1);
+    expect_kernels_exact(Vnni4Bits::Two, narrow, 4, weight_of, lowest, lut.data(), 16, 512, 512, 2);
+    expect_kernels_exact(Vnni4Bits::Two, narrow, 4, weight_of, lowest, lut.data(), 20, 144, 48, 3);
+    expect_kernels_exact(Vnni4Bits::Two, narrow, 4, weight_of, lowest, lut.data(), 16, 80, 16, 4);
+  }
+  {  // every weight at u = 7, every activation -128: each flush's sums reach -28672
+    const std::array<int8_t, 4> levels = {-4, 3, 0, -1};
+    const auto lut = nibble_luts(levels);
+    const std::vector<int> weight_of(levels.begin(), levels.end());
+    expect_kernels_exact(Vnni4Bits::Two, narrow, 4, weight_of, -4, lut.data(), 16, 512, 512, 5, 1);
+  }
   // Levels lowest + code: the AVX-512 kernel that masks codes in place.
   const auto linear = runnable({{Vnni4Isa::Avx512Vnni, {"int2/avx512-vnni-linear", int2_linear_gemv_avx512}},
                                 {Vnni4Isa::Avx512Vnni, {"int2/avx512-vnni-linear (prefetcht0)", int2_linear_gemv_avx512_t0}}});
@@ -76,15 +96,22 @@ TEST(Int2Kernel, KernelsExactAtActivationExtremes) {
   }
 }
 
-TEST(Int2Kernel, LinearLevelsTakeTheMaskingKernel) {
+// Levels lowest + code take the masking kernel on AVX-512 VNNI; levels
+// spanning at most 7 take the int16-sum kernel on plain AVX2.
+TEST(Int2Kernel, LinearAndNarrowLevelsTakeTheirKernels) {
   ThreadPool pool(1);
   const auto none = [](int64_t, uint8_t*, uint16_t*) {};
   for (const IsaVariant& v : isa_variants()) {
     const std::string isa = vnni4_isa_name(vnni4_isa(v.cpu));
     const bool masking = vnni4_isa(v.cpu) == Vnni4Isa::Avx512Vnni;
+    const bool plain = vnni4_isa(v.cpu) == Vnni4Isa::Avx2;
     EXPECT_EQ(make_int2_matmul(16, 64, 64, {-1, 0, 1, 2}, none, v.cpu, pool)->kernel_name(),
-              "int2/" + isa + (masking ? "-linear" : ""));
-    EXPECT_EQ(make_int2_matmul(16, 64, 64, {-3, -1, 1, 3}, none, v.cpu, pool)->kernel_name(), "int2/" + isa);
+              "int2/" + isa + (masking ? "-linear" : plain ? "-int16" : ""));
+    EXPECT_EQ(make_int2_matmul(16, 64, 64, {-3, -1, 1, 3}, none, v.cpu, pool)->kernel_name(),
+              "int2/" + isa + (plain ? "-int16" : ""));
+    EXPECT_EQ(make_int2_matmul(16, 64, 64, {-4, 3, 0, -1}, none, v.cpu, pool)->kernel_name(),
+              "int2/" + isa + (plain ? "-int16" : ""));  // span 7, the int16 kernel's limit
+    EXPECT_EQ(make_int2_matmul(16, 64, 64, {-4, 4, 0, -1}, none, v.cpu, pool)->kernel_name(), "int2/" + isa);
   }
 }
 

@@ -78,13 +78,13 @@ std::vector<NamedKernel> runnable(const std::vector<std::pair<Vnni4Isa, NamedKer
 
 void expect_kernels_exact(Vnni4Bits bits, const std::vector<NamedKernel>& kernels, int value_count,
                           const std::vector<int>& weight_of, int32_t xsum_factor, const uint8_t* lut, int64_t rows,
-                          int64_t cols, int64_t group, uint64_t seed) {
+                          int64_t cols, int64_t group, uint64_t seed, int only_value) {
   ASSERT_FALSE(kernels.empty());
   Rng rng(seed);
   const int64_t groups = cols / group;
   std::vector<uint8_t> values(static_cast<size_t>(rows * cols));  // [rows][cols]
   std::vector<uint16_t> scales(static_cast<size_t>(rows * groups));
-  for (auto& v : values) v = static_cast<uint8_t>(rng.below(value_count));
+  for (auto& v : values) v = static_cast<uint8_t>(only_value >= 0 ? only_value : rng.below(value_count));
   for (auto& s : scales) s = float_to_fp16(static_cast<float>(rng.normal()));
   ThreadPool pool(2);
   const Vnni4Layout layout = pack_vnni4(
@@ -96,7 +96,7 @@ void expect_kernels_exact(Vnni4Bits bits, const std::vector<NamedKernel>& kernel
       pool);
   std::vector<int8_t> x(static_cast<size_t>(cols));
   for (int64_t k = 0; k < cols; ++k)
-    x[k] = k < cols / 4 ? -128 : k < cols / 2 ? 127 : static_cast<int8_t>(rng.next_u32());
+    x[k] = only_value >= 0 || k < cols / 4 ? -128 : k < cols / 2 ? 127 : static_cast<int8_t>(rng.next_u32());
   std::vector<int32_t> xsum(static_cast<size_t>(groups), 0);
   for (int64_t k = 0; k < cols; ++k) xsum[k / group] += x[k];
   const float inv = 1.0f / 93.5f;

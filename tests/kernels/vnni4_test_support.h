@@ -37,8 +37,11 @@ std::vector<NamedKernel> runnable(const std::vector<std::pair<Vnni4Isa, NamedKer
 // a rows x cols layout, runs each kernel straight on activations that include
 // long runs of -128 and +127, and expects bitwise the independent
 //   acc += d_g * float(sum_k weight_of(value) * x)  over groups, then acc * inv.
+// only_value >= 0: every weight takes that value and every activation is -128
+// (the widest sums, none cancelling another), else both as above.
 void expect_kernels_exact(Vnni4Bits bits, const std::vector<NamedKernel>& kernels, int value_count,
                           const std::vector<int>& weight_of, int32_t xsum_factor, const uint8_t* lut, int64_t rows,
-                          int64_t cols, int64_t group, uint64_t seed);
+                          int64_t cols, int64_t group, uint64_t seed,
+                          int only_value = -1);
 
 }  // namespace lowbit::test

@@ -4,6 +4,7 @@
 // u0*x0 + u1*x1 fits int16, i.e. u <= 127 (make() checks it). Layout: vnni4_layout.h.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/vnni4_layout.h"
@@ -86,6 +87,47 @@ void int2_gemv(const Vnni4Task& t) {
   store_out(t, acc);
 }
 
+// Plain AVX2 with levels spanning at most kInt2Int16MaxSpan (Q2_0, ternary):
+// a step's four vpmaddubsw pair sums are added in one int16 accumulator per
+// row half for up to kInt2Int16Steps steps (4 x 4 x 2 x 7 x 128 = 28672 at
+// most) before one vpmaddwd widens them, instead of a vpmaddwd per product.
+inline void int2_step_int16(const uint8_t* c, const __m256i* xb, __m256i lut01, __m256i lut23, __m256i& a) {
+  const __m256i nibble = _mm256_set1_epi8(0x0f);
+  const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(c));
+  const __m256i lo = _mm256_and_si256(w, nibble);
+  const __m256i hi = _mm256_and_si256(_mm256_srli_epi32(w, 4), nibble);
+  const __m256i p0 = _mm256_maddubs_epi16(_mm256_shuffle_epi8(lut01, lo), xb[0]);
+  const __m256i p1 = _mm256_maddubs_epi16(_mm256_shuffle_epi8(lut23, lo), xb[1]);
+  const __m256i p2 = _mm256_maddubs_epi16(_mm256_shuffle_epi8(lut01, hi), xb[2]);
+  const __m256i p3 = _mm256_maddubs_epi16(_mm256_shuffle_epi8(lut23, hi), xb[3]);
+  a = _mm256_add_epi16(a, _mm256_add_epi16(_mm256_add_epi16(p0, p1), _mm256_add_epi16(p2, p3)));
+}
+
+void int2_gemv_int16(const Vnni4Task& t) {
+  const __m256i lut01 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.lut)));
+  const __m256i lut23 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.lut + 16)));
+  const __m256i ones = _mm256_set1_epi16(1);
+  const int8_t* x = t.x;
+  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+  for (int64_t g = 0; g < t.groups; ++g) {
+    const uint8_t* c = vnni4_group_codes(t, g);
+    __m256i d[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+    for (int64_t s0 = 0; s0 < t.steps_per_group; s0 += kInt2Int16Steps) {
+      const int64_t s1 = std::min(t.steps_per_group, s0 + kInt2Int16Steps);
+      __m256i a[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+      for (int64_t s = s0; s < s1; ++s, c += 64, x += 16) {
+        prefetch(c);
+        const __m256i xb[4] = {broadcast4(x), broadcast4(x + 4), broadcast4(x + 8), broadcast4(x + 12)};
+        int2_step_int16(c, xb, lut01, lut23, a[0]);
+        int2_step_int16(c + 32, xb, lut01, lut23, a[1]);
+      }
+      for (int h = 0; h < 2; ++h) d[h] = _mm256_add_epi32(d[h], _mm256_madd_epi16(a[h], ones));
+    }
+    for (int h = 0; h < 2; ++h) acc[h] = add_group(acc[h], d[h], 0, t, g, h);
+  }
+  store_out(t, acc);
+}
+
 // The paper's 1-bit sequence for 8 rows x 4 k (32 bits): broadcast, in-lane
 // shuffle so byte b holds the byte with bit b, and with bit b's mask, then
 // min(., 1) gives u = bit (the paper's compare + blend, one instruction shorter
@@ -119,6 +161,38 @@ void int1_gemv(const Vnni4Task& t) {
       }
     }
     for (int h = 0; h < 2; ++h) acc[h] = add_group(acc[h], sum4(a[h]), 1, t, g, h);
+  }
+  store_out(t, acc);
+}
+
+// Plain AVX2: u is 0/1, so the pair sums are added in int16 for up to 16
+// iterations (16 x 4 x 2 x 128 = 16384 at most) before one vpmaddwd widens
+// them, instead of a vpmaddwd per product.
+inline constexpr int64_t kInt1Int16Iterations = 16;
+
+void int1_gemv_int16(const Vnni4Task& t) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  const int8_t* x = t.x;
+  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+  for (int64_t g = 0; g < t.groups; ++g) {
+    const uint8_t* c = vnni4_group_codes(t, g);
+    __m256i d[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+    for (int64_t s0 = 0; s0 < t.steps_per_group; s0 += 4 * kInt1Int16Iterations) {
+      const int64_t s1 = std::min(t.steps_per_group, s0 + 4 * kInt1Int16Iterations);
+      __m256i a[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+      for (int64_t s = s0; s < s1; s += 4, c += 32, x += 16) {
+        prefetch(c);
+        for (int i = 0; i < 4; ++i) {
+          uint32_t bits[2];
+          std::memcpy(bits, c + 8 * i, 8);
+          const __m256i xb = broadcast4(x + 4 * i);
+          a[0] = _mm256_add_epi16(a[0], _mm256_maddubs_epi16(expand_bits(bits[0]), xb));
+          a[1] = _mm256_add_epi16(a[1], _mm256_maddubs_epi16(expand_bits(bits[1]), xb));
+        }
+      }
+      for (int h = 0; h < 2; ++h) d[h] = _mm256_add_epi32(d[h], _mm256_madd_epi16(a[h], ones));
+    }
+    for (int h = 0; h < 2; ++h) acc[h] = add_group(acc[h], d[h], 1, t, g, h);
   }
   store_out(t, acc);
 }
@@ -185,8 +259,9 @@ void q8_0_gemv_widened(const Vnni4Task& t) {
 
 void q8_0_gemv_avx2(const Vnni4Task& t) { q8_0_gemv_widened(t); }
 void int2_gemv_avx2(const Vnni4Task& t) { int2_gemv<false>(t); }
+void int2_gemv_avx2_int16(const Vnni4Task& t) { int2_gemv_int16(t); }
 void int2_gemv_avx_vnni(const Vnni4Task& t) { int2_gemv<true>(t); }
-void int1_gemv_avx2(const Vnni4Task& t) { int1_gemv<false>(t); }
+void int1_gemv_avx2(const Vnni4Task& t) { int1_gemv_int16(t); }
 void int1_gemv_avx_vnni(const Vnni4Task& t) { int1_gemv<true>(t); }
 void q8_0_gemv_avx_vnni(const Vnni4Task& t) { q8_0_gemv(t); }
 
