@@ -103,29 +103,40 @@ inline void int2_step_int16(const uint8_t* c, const __m256i* xb, __m256i lut01, 
   a = _mm256_add_epi16(a, _mm256_add_epi16(_mm256_add_epi16(p0, p1), _mm256_add_epi16(p2, p3)));
 }
 
-void int2_gemv_int16(const Vnni4Task& t) {
-  const __m256i lut01 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.lut)));
-  const __m256i lut23 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.lut + 16)));
+// The group loop of the plain-AVX2 kernels that add pair sums in int16:
+// step(c, x, a) adds one iteration's vpmaddubsw pair sums (kSteps steps,
+// kBytes code bytes, 16 k) of rows 0-7 to a[0] and of rows 8-15 to a[1]; after
+// at most kIterations iterations one vpmaddwd widens them into the group's sums.
+template <int64_t kSteps, int64_t kBytes, int64_t kIterations, typename Step>
+inline void int16_sum_gemv(const Vnni4Task& t, int dot_shift, Step step) {
   const __m256i ones = _mm256_set1_epi16(1);
   const int8_t* x = t.x;
   __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
   for (int64_t g = 0; g < t.groups; ++g) {
     const uint8_t* c = vnni4_group_codes(t, g);
     __m256i d[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
-    for (int64_t s0 = 0; s0 < t.steps_per_group; s0 += kInt2Int16Steps) {
-      const int64_t s1 = std::min(t.steps_per_group, s0 + kInt2Int16Steps);
+    for (int64_t s0 = 0; s0 < t.steps_per_group; s0 += kSteps * kIterations) {
+      const int64_t s1 = std::min(t.steps_per_group, s0 + kSteps * kIterations);
       __m256i a[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
-      for (int64_t s = s0; s < s1; ++s, c += 64, x += 16) {
+      for (int64_t s = s0; s < s1; s += kSteps, c += kBytes, x += 16) {
         prefetch(c);
-        const __m256i xb[4] = {broadcast4(x), broadcast4(x + 4), broadcast4(x + 8), broadcast4(x + 12)};
-        int2_step_int16(c, xb, lut01, lut23, a[0]);
-        int2_step_int16(c + 32, xb, lut01, lut23, a[1]);
+        step(c, x, a);
       }
       for (int h = 0; h < 2; ++h) d[h] = _mm256_add_epi32(d[h], _mm256_madd_epi16(a[h], ones));
     }
-    for (int h = 0; h < 2; ++h) acc[h] = add_group(acc[h], d[h], 0, t, g, h);
+    for (int h = 0; h < 2; ++h) acc[h] = add_group(acc[h], d[h], dot_shift, t, g, h);
   }
   store_out(t, acc);
+}
+
+void int2_gemv_int16(const Vnni4Task& t) {
+  const __m256i lut01 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.lut)));
+  const __m256i lut23 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.lut + 16)));
+  int16_sum_gemv<1, 64, kInt2Int16Steps>(t, 0, [&](const uint8_t* c, const int8_t* x, __m256i* a) {
+    const __m256i xb[4] = {broadcast4(x), broadcast4(x + 4), broadcast4(x + 8), broadcast4(x + 12)};
+    int2_step_int16(c, xb, lut01, lut23, a[0]);
+    int2_step_int16(c + 32, xb, lut01, lut23, a[1]);
+  });
 }
 
 // The paper's 1-bit sequence for 8 rows x 4 k (32 bits): broadcast, in-lane
@@ -171,30 +182,15 @@ void int1_gemv(const Vnni4Task& t) {
 inline constexpr int64_t kInt1Int16Iterations = 16;
 
 void int1_gemv_int16(const Vnni4Task& t) {
-  const __m256i ones = _mm256_set1_epi16(1);
-  const int8_t* x = t.x;
-  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-  for (int64_t g = 0; g < t.groups; ++g) {
-    const uint8_t* c = vnni4_group_codes(t, g);
-    __m256i d[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
-    for (int64_t s0 = 0; s0 < t.steps_per_group; s0 += 4 * kInt1Int16Iterations) {
-      const int64_t s1 = std::min(t.steps_per_group, s0 + 4 * kInt1Int16Iterations);
-      __m256i a[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
-      for (int64_t s = s0; s < s1; s += 4, c += 32, x += 16) {
-        prefetch(c);
-        for (int i = 0; i < 4; ++i) {
-          uint32_t bits[2];
-          std::memcpy(bits, c + 8 * i, 8);
-          const __m256i xb = broadcast4(x + 4 * i);
-          a[0] = _mm256_add_epi16(a[0], _mm256_maddubs_epi16(expand_bits(bits[0]), xb));
-          a[1] = _mm256_add_epi16(a[1], _mm256_maddubs_epi16(expand_bits(bits[1]), xb));
-        }
-      }
-      for (int h = 0; h < 2; ++h) d[h] = _mm256_add_epi32(d[h], _mm256_madd_epi16(a[h], ones));
+  int16_sum_gemv<4, 32, kInt1Int16Iterations>(t, 1, [](const uint8_t* c, const int8_t* x, __m256i* a) {
+    for (int i = 0; i < 4; ++i) {
+      uint32_t bits[2];
+      std::memcpy(bits, c + 8 * i, 8);
+      const __m256i xb = broadcast4(x + 4 * i);
+      a[0] = _mm256_add_epi16(a[0], _mm256_maddubs_epi16(expand_bits(bits[0]), xb));
+      a[1] = _mm256_add_epi16(a[1], _mm256_maddubs_epi16(expand_bits(bits[1]), xb));
     }
-    for (int h = 0; h < 2; ++h) acc[h] = add_group(acc[h], d[h], 1, t, g, h);
-  }
-  store_out(t, acc);
+  });
 }
 
 // u = w + 128 spans 0..255, beyond vpmaddubsw's exact range: VNNI here,
