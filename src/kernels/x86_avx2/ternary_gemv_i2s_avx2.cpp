@@ -28,8 +28,8 @@ inline constexpr int64_t kMaxGroupsOneToken = (int64_t{1} << 18) / 16;
 // on an AVX2 Zen 3 (no VNNI) the 2B-4T decode matrices ran 0.79-0.91x the
 // int2 kernel's GB/s without it and 1.02-1.12x with it, in the same runs
 // (bench-gemv --chain, 1 and 2 threads; docs/performance.md "Session 12").
-// Adding the int16 pair sums in int16 for 8 groups before widening them
-// (half the multiplies) did not move that ratio (1.08 against 1.10).
+// Adding the pair sums in int16 for 8 groups before widening them (half the
+// multiplies) did not move that ratio (1.08 against 1.10).
 inline constexpr int64_t kPrefetchBytes = 4096;
 
 template <bool kVnni>
@@ -95,8 +95,8 @@ void tile_dots(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_s
 
 // More tokens without VNNI: every code shifted down to 0..2, so one int16
 // accumulator per token and row half adds vpmaddubsw's pair sums for
-// kInt16Groups groups (4 products of at most 2 x 2 x 128 = 512 per group and
-// lane: 16 groups reach -32768 at worst) before one vpmaddwd widens them:
+// kInt16Groups groups (per group and lane 4 pair sums of at most 2 x 2 x 128 =
+// 512: 16 groups reach -32768 at worst) before one vpmaddwd widens them:
 // 3 shifts + 4 ands per line half, then 2 instructions per product instead of
 // 3 (vpmaddubsw, vpmaddwd, vpaddd). One row half at a time over all groups, so
 // that one half's accumulators fit the 16 ymm registers for 8 tokens (int32
