@@ -27,7 +27,6 @@ class Vnni4Matmul final : public Matmul {
     in.group_sums(layout_.group);  // S_g, shared by every row block (and every matrix of this group size)
   }
   void forward_units(const ActivationBatch& in, float* y, int64_t begin, int64_t end) const override {
-    const int64_t groups = layout_.groups();
     const int32_t* sums = in.group_sums(layout_.group);
     alignas(64) float out[kVnni4Rows];
     // One token: the call's blocks in `count` parts read side by side, where
@@ -38,29 +37,17 @@ class Vnni4Matmul final : public Matmul {
       alignas(64) float outs[kVnni4MaxStreams][kVnni4Rows];
       Vnni4Task tasks[kVnni4MaxStreams];
       for (int64_t r = 0; r < per; ++r) {
-        for (int j = 0; j < parts; ++j)
-          tasks[j] = Vnni4Task{layout_.codes(begin + j * per + r), layout_.group_bytes(), groups,
-                               layout_.group / layout_.k_per_step(), in.q(), sums, spec_.xsum_factor,
-                               spec_.lut.data(), spec_.tensor_scale / in.scale()[0], outs[j]};
+        for (int j = 0; j < parts; ++j) tasks[j] = task(in, sums, begin + j * per + r, 0, outs[j]);
         spec_.streams.kernel(tasks);
-        for (int j = 0; j < parts; ++j) {
-          const int64_t rb = begin + j * per + r;
-          const int64_t n = std::min<int64_t>(kVnni4Rows, rows_ - rb * kVnni4Rows);
-          std::copy(outs[j], outs[j] + n, y + rb * kVnni4Rows);
-        }
+        for (int j = 0; j < parts; ++j) store(outs[j], begin + j * per + r, 0, y);
       }
       begin += per * parts;
     }
-    for (int64_t rb = begin; rb < end; ++rb) {
-      const int64_t n = std::min<int64_t>(kVnni4Rows, rows_ - rb * kVnni4Rows);
+    for (int64_t rb = begin; rb < end; ++rb)
       for (int64_t t = 0; t < in.tokens(); ++t) {
-        const Vnni4Task task{layout_.codes(rb), layout_.group_bytes(), groups, layout_.group / layout_.k_per_step(),
-                             in.q() + t * in.k_padded(), sums + t * groups, spec_.xsum_factor,
-                             spec_.lut.data(), spec_.tensor_scale / in.scale()[t], out};
-        spec_.kernel(task);
-        std::copy(out, out + n, y + t * rows_ + rb * kVnni4Rows);
+        spec_.kernel(task(in, sums, rb, t, out));
+        store(out, rb, t, y);
       }
-    }
   }
   // Another matrix of this kernel whose row blocks meet the same activations
   // the same way (group, lut, xsum factor): decode's q, k, v or gate, up.
@@ -72,11 +59,12 @@ class Vnni4Matmul final : public Matmul {
   void forward_pair(const Matmul& other, const ActivationBatch& in, float* y, float* y_other, int64_t ua,
                     int64_t ub) const override {
     const auto& o = static_cast<const Vnni4Matmul&>(other);
+    const int32_t* sums = in.group_sums(layout_.group);  // the same group: pairs_with
     alignas(64) float outs[2][kVnni4Rows];
-    const Vnni4Task tasks[2] = {task(in, ua, outs[0]), o.task(in, ub, outs[1])};
+    const Vnni4Task tasks[2] = {task(in, sums, ua, 0, outs[0]), o.task(in, sums, ub, 0, outs[1])};
     spec_.pair(tasks);
-    std::copy(outs[0], outs[0] + std::min<int64_t>(kVnni4Rows, rows_ - ua * kVnni4Rows), y + ua * kVnni4Rows);
-    std::copy(outs[1], outs[1] + std::min<int64_t>(kVnni4Rows, o.rows_ - ub * kVnni4Rows), y_other + ub * kVnni4Rows);
+    store(outs[0], ua, 0, y);
+    o.store(outs[1], ub, 0, y_other);
   }
   void forward(const ActivationBatch& in, float* y, ThreadPool& pool) const override {
     const Matmul* self = this;
@@ -84,11 +72,15 @@ class Vnni4Matmul final : public Matmul {
   }
 
  private:
-  // Row block rb times token 0, into out.
-  Vnni4Task task(const ActivationBatch& in, int64_t rb, float* out) const {
+  // Row block rb times token t (sums: in's group sums for layout_.group), into out.
+  Vnni4Task task(const ActivationBatch& in, const int32_t* sums, int64_t rb, int64_t t, float* out) const {
     return Vnni4Task{layout_.codes(rb), layout_.group_bytes(), layout_.groups(), layout_.group / layout_.k_per_step(),
-                     in.q(), in.group_sums(layout_.group), spec_.xsum_factor, spec_.lut.data(),
-                     spec_.tensor_scale / in.scale()[0], out};
+                     in.q() + t * in.k_padded(), sums + t * layout_.groups(), spec_.xsum_factor, spec_.lut.data(),
+                     spec_.tensor_scale / in.scale()[t], out};
+  }
+  // Row block rb's rows of out into token t's y.
+  void store(const float* out, int64_t rb, int64_t t, float* y) const {
+    std::copy(out, out + std::min<int64_t>(kVnni4Rows, rows_ - rb * kVnni4Rows), y + t * rows_ + rb * kVnni4Rows);
   }
 
   Vnni4Layout layout_;

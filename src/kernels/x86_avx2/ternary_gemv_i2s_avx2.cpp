@@ -139,31 +139,25 @@ void tile_dots_int16(const uint8_t* tile, int64_t groups, const int8_t* q, int64
 
 template <bool kVnni>
 void tile_dots_any(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_stride, int tokens, int32_t* out) {
-  // 16 ymm registers: 4 tokens x 4 accumulators is the most that stays in them
-  // (VNNI); without VNNI, one row half's int16 accumulators for 8 tokens.
-  if (!kVnni && tokens >= 2) {
-    if (tokens >= 8) {
-      tile_dots_int16<8>(tile, groups, q, q_stride, out);
-    } else if (tokens >= 4) {
-      tile_dots_int16<4>(tile, groups, q, q_stride, out);
-    } else {
-      return tokens == 3 ? tile_dots_int16<3>(tile, groups, q, q_stride, out)
-                         : tile_dots_int16<2>(tile, groups, q, q_stride, out);
-    }
-    const int done = tokens >= 8 ? 8 : 4;
-    if (tokens > done) tile_dots_any<kVnni>(tile, groups, q + done * q_stride, q_stride, tokens - done, out + 16 * done);
-    return;
+  if (tokens == 1) {
+    if (groups <= kMaxGroupsOneToken) return tile_dots_1<kVnni>(tile, groups, q, out);
+    return tile_dots<kVnni, 1>(tile, groups, q, q_stride, out);
   }
-  switch (tokens) {
-    case 1:
-      if (groups <= kMaxGroupsOneToken) return tile_dots_1<kVnni>(tile, groups, q, out);
-      return tile_dots<kVnni, 1>(tile, groups, q, q_stride, out);
-    case 2: return tile_dots<kVnni, 2>(tile, groups, q, q_stride, out);
-    case 3: return tile_dots<kVnni, 3>(tile, groups, q, q_stride, out);
-    default:
-      tile_dots<kVnni, 4>(tile, groups, q, q_stride, out);
-      if (tokens > 4) tile_dots_any<kVnni>(tile, groups, q + 4 * q_stride, q_stride, tokens - 4, out + 64);
+  // 16 ymm registers: with VNNI, 4 tokens x 4 accumulators is the most that
+  // stays in them; without, one row half's int16 accumulators for 8 tokens.
+  constexpr int kMostTokens = kVnni ? 4 : 8;
+  const int done = tokens >= kMostTokens ? kMostTokens : tokens >= 4 ? 4 : tokens;
+  if constexpr (kVnni) {
+    if (done == 2) tile_dots<kVnni, 2>(tile, groups, q, q_stride, out);
+    if (done == 3) tile_dots<kVnni, 3>(tile, groups, q, q_stride, out);
+    if (done == 4) tile_dots<kVnni, 4>(tile, groups, q, q_stride, out);
+  } else {
+    if (done == 2) tile_dots_int16<2>(tile, groups, q, q_stride, out);
+    if (done == 3) tile_dots_int16<3>(tile, groups, q, q_stride, out);
+    if (done == 4) tile_dots_int16<4>(tile, groups, q, q_stride, out);
+    if (done == 8) tile_dots_int16<8>(tile, groups, q, q_stride, out);
   }
+  if (tokens > done) tile_dots_any<kVnni>(tile, groups, q + done * q_stride, q_stride, tokens - done, out + 16 * done);
 }
 
 }  // namespace

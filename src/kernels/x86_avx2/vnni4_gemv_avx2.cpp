@@ -151,8 +151,8 @@ inline __m256i expand_bits(uint32_t bits) {
   return _mm256_min_epu8(_mm256_and_si256(v, mask), _mm256_set1_epi8(1));
 }
 
-template <bool kVnni>
-void int1_gemv(const Vnni4Task& t) {
+// AVX-VNNI (plain AVX2: int1_gemv_int16 below).
+void int1_gemv_vnni(const Vnni4Task& t) {
   const uint8_t* c = t.codes;
   const int8_t* x = t.x;
   __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
@@ -167,8 +167,8 @@ void int1_gemv(const Vnni4Task& t) {
         uint32_t bits[2];
         std::memcpy(bits, c + 8 * i, 8);
         const __m256i xb = broadcast4(x + 4 * i);
-        a[0][i] = dot_u8s8<kVnni>(a[0][i], expand_bits(bits[0]), xb);
-        a[1][i] = dot_u8s8<kVnni>(a[1][i], expand_bits(bits[1]), xb);
+        a[0][i] = dot_u8s8<true>(a[0][i], expand_bits(bits[0]), xb);
+        a[1][i] = dot_u8s8<true>(a[1][i], expand_bits(bits[1]), xb);
       }
     }
     for (int h = 0; h < 2; ++h) acc[h] = add_group(acc[h], sum4(a[h]), 1, t, g, h);
@@ -258,7 +258,7 @@ void int2_gemv_avx2(const Vnni4Task& t) { int2_gemv<false>(t); }
 void int2_gemv_avx2_int16(const Vnni4Task& t) { int2_gemv_int16(t); }
 void int2_gemv_avx_vnni(const Vnni4Task& t) { int2_gemv<true>(t); }
 void int1_gemv_avx2(const Vnni4Task& t) { int1_gemv_int16(t); }
-void int1_gemv_avx_vnni(const Vnni4Task& t) { int1_gemv<true>(t); }
+void int1_gemv_avx_vnni(const Vnni4Task& t) { int1_gemv_vnni(t); }
 void q8_0_gemv_avx_vnni(const Vnni4Task& t) { q8_0_gemv(t); }
 
 }  // namespace lowbit
