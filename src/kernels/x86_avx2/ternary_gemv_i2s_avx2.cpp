@@ -97,43 +97,52 @@ void tile_dots(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_s
 // accumulator per token and row half adds vpmaddubsw's pair sums for
 // kInt16Groups groups (per group and lane 4 pair sums of at most 2 x 2 x 128 =
 // 512: 16 groups reach -32768 at worst) before one vpmaddwd widens them:
-// 3 shifts + 4 ands per line half, then 2 instructions per product instead of
-// 3 (vpmaddubsw, vpmaddwd, vpaddd). One row half at a time over all groups, so
-// that one half's accumulators fit the 16 ymm registers for 8 tokens (int32
-// sums wait in out between flushes). Measured on an AVX2-only Zen 3, 2560x2560
-// x 8 tokens, tile dots alone: 46-48.5 MACs per TSC cycle, against 40 for both
-// halves at once with 4 tokens (GCC spills the shared broadcasts);
-// docs/performance.md "Session 12" has pp128 before and after.
+// 2 instructions per product (vpmaddubsw, vpaddw) instead of 3 (and vpmaddwd,
+// vpaddd). Both row halves are taken per pass, so each broadcast of 4
+// activation bytes feeds two products: 4 tokens x 2 halves = 8 accumulators.
+// The empty asm statements pin each accumulator after its add: without them
+// GCC reassociates the int16 adds across products and spills (that version
+// ran at 40 MACs per TSC cycle, one row half at a time with 8 tokens at
+// 41-45, this one at 47-49; AVX2-only Zen 3, 2560x2560 x 128 tokens, tile
+// dots alone; docs/performance.md "Session 13").
 inline constexpr int64_t kInt16Groups = 16;
 
 template <int kTokens>
 void tile_dots_int16(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_stride, int32_t* out) {
   const __m256i m0 = _mm256_set1_epi8(0x03), ones = _mm256_set1_epi16(1);
-  for (int h = 0; h < 2; ++h) {
-    for (int t = 0; t < kTokens; ++t) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 16 * t + 8 * h), _mm256_setzero_si256());
-    for (int64_t g0 = 0; g0 < groups; g0 += kInt16Groups) {
-      const int64_t g_end = std::min(groups, g0 + kInt16Groups);
-      __m256i acc16[kTokens];
+  for (int i = 0; i < 2 * kTokens; ++i) _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8 * i), _mm256_setzero_si256());
+  for (int64_t g0 = 0; g0 < groups; g0 += kInt16Groups) {
+    const int64_t g_end = std::min(groups, g0 + kInt16Groups);
+    __m256i acc[kTokens][2];  // [token][rows 0-7 | 8-15], int16
+    #pragma GCC unroll 16
+    for (auto& token_acc : acc) token_acc[0] = token_acc[1] = _mm256_setzero_si256();
+    for (int64_t g = g0; g < g_end; ++g) {
+      const __m256i lines[2] = {_mm256_load_si256(reinterpret_cast<const __m256i*>(tile + 64 * g)),
+                                _mm256_load_si256(reinterpret_cast<const __m256i*>(tile + 64 * g + 32))};
       #pragma GCC unroll 16
-      for (auto& a : acc16) a = _mm256_setzero_si256();
-      for (int64_t g = g0; g < g_end; ++g) {
-        const __m256i line = _mm256_load_si256(reinterpret_cast<const __m256i*>(tile + 64 * g + 32 * h));
-        const __m256i codes[4] = {_mm256_and_si256(line, m0), _mm256_and_si256(_mm256_srli_epi16(line, 2), m0),
-                                  _mm256_and_si256(_mm256_srli_epi16(line, 4), m0),
-                                  _mm256_and_si256(_mm256_srli_epi16(line, 6), m0)};
+      for (int j = 0; j < 4; ++j) {
+        __m256i codes[2];
         #pragma GCC unroll 16
-        for (int t = 0; t < kTokens; ++t)
+        for (int h = 0; h < 2; ++h) codes[h] = _mm256_and_si256(j ? _mm256_srli_epi16(lines[h], 2 * j) : lines[h], m0);
+        asm("" : "+x"(codes[0]), "+x"(codes[1]));
+        #pragma GCC unroll 16
+        for (int t = 0; t < kTokens; ++t) {
+          const __m256i act = broadcast4(q + t * q_stride + 16 * g + 4 * j);
           #pragma GCC unroll 16
-          for (int j = 0; j < 4; ++j)
-            acc16[t] = _mm256_add_epi16(acc16[t],
-                                        _mm256_maddubs_epi16(codes[j], broadcast4(q + t * q_stride + 16 * g + 4 * j)));
-      }
-      #pragma GCC unroll 16
-      for (int t = 0; t < kTokens; ++t) {
-        __m256i* o = reinterpret_cast<__m256i*>(out + 16 * t + 8 * h);
-        _mm256_storeu_si256(o, _mm256_add_epi32(_mm256_loadu_si256(o), _mm256_madd_epi16(acc16[t], ones)));
+          for (int h = 0; h < 2; ++h) {
+            acc[t][h] = _mm256_add_epi16(acc[t][h], _mm256_maddubs_epi16(codes[h], act));
+            asm("" : "+x"(acc[t][h]));
+          }
+        }
       }
     }
+    #pragma GCC unroll 16
+    for (int t = 0; t < kTokens; ++t)
+      #pragma GCC unroll 16
+      for (int h = 0; h < 2; ++h) {
+        __m256i* o = reinterpret_cast<__m256i*>(out + 16 * t + 8 * h);
+        _mm256_storeu_si256(o, _mm256_add_epi32(_mm256_loadu_si256(o), _mm256_madd_epi16(acc[t][h], ones)));
+      }
   }
 }
 
@@ -144,9 +153,8 @@ void tile_dots_any(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t
     return tile_dots<kVnni, 1>(tile, groups, q, q_stride, out);
   }
   // 16 ymm registers: with VNNI, 4 tokens x 4 accumulators is the most that
-  // stays in them; without, one row half's int16 accumulators for 8 tokens.
-  constexpr int kMostTokens = kVnni ? 4 : 8;
-  const int done = tokens >= kMostTokens ? kMostTokens : tokens >= 4 ? 4 : tokens;
+  // stays in them; without, 4 tokens x 2 int16 accumulators.
+  const int done = tokens >= 4 ? 4 : tokens;
   if constexpr (kVnni) {
     if (done == 2) tile_dots<kVnni, 2>(tile, groups, q, q_stride, out);
     if (done == 3) tile_dots<kVnni, 3>(tile, groups, q, q_stride, out);
@@ -155,7 +163,6 @@ void tile_dots_any(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t
     if (done == 2) tile_dots_int16<2>(tile, groups, q, q_stride, out);
     if (done == 3) tile_dots_int16<3>(tile, groups, q, q_stride, out);
     if (done == 4) tile_dots_int16<4>(tile, groups, q, q_stride, out);
-    if (done == 8) tile_dots_int16<8>(tile, groups, q, q_stride, out);
   }
   if (tokens > done) tile_dots_any<kVnni>(tile, groups, q + done * q_stride, q_stride, tokens - done, out + 16 * done);
 }
