@@ -1,5 +1,7 @@
 #include "kernels/i2s_tiles.h"
 
+#include "kernels/two_bit_word.h"
+
 namespace lowbit {
 
 namespace {
@@ -27,18 +29,7 @@ I2sTiles::I2sTiles(int64_t n, int64_t k)
 void I2sTiles::set_row(int64_t r, const int8_t* t) {
   // Row r owns bytes 4*(r%16) .. +3 of every line: byte b of group g holds
   // columns 16g + b, +4, +8, +12 at shifts 0, 2, 4, 6 (place() above).
-  uint8_t* row_bytes = data.data() + (r / kRows) * groups * kLineBytes + 4 * (r % kRows);
-  for (int64_t g = 0; g < groups; ++g) {
-    const int64_t k0 = g * kColumns;
-    for (int b = 0; b < 4; ++b) {
-      unsigned byte = 0;
-      for (int j = 0; j < 4; ++j) {
-        const int64_t k = k0 + 4 * j + b;
-        if (k < cols) byte |= static_cast<unsigned>(t[k] + 1) << (2 * j);
-      }
-      row_bytes[g * kLineBytes + b] = static_cast<uint8_t>(byte);
-    }
-  }
+  store_two_bit_row(t, cols, data.data() + (r / kRows) * groups * kLineBytes + 4 * (r % kRows), kLineBytes);
 }
 
 int I2sTiles::code(int64_t r, int64_t k) const {

@@ -65,9 +65,7 @@ std::unique_ptr<Matmul> int2_make(const WeightView& w, const CpuFeatures& cpu, T
       return make_int2_matmul(
           w.rows, w.cols, w.cols, kCodeMinusOne,
           [&](int64_t r, uint8_t* codes, uint16_t* scales) {
-            std::vector<int8_t> t(static_cast<size_t>(w.cols));
-            unpack_i2s(w.data + r * row_bytes, w.cols, t.data());
-            for (int64_t k = 0; k < w.cols; ++k) codes[k] = static_cast<uint8_t>(t[k] + 1);
+            unpack_i2s_codes(w.data + r * row_bytes, w.cols, codes);
             scales[0] = kFp16One;
           },
           cpu, pool, i2s_tensor_scale(w.data, w.rows * w.cols));

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "kernels/two_bit_word.h"
 
 namespace lowbit {
 
@@ -15,13 +16,11 @@ void place_step(Vnni4Bits bits, const uint8_t* values, int64_t r, uint8_t* step)
     case Vnni4Bits::Eight:
       for (int j = 0; j < 4; ++j) step[4 * r + j] = values[j];
       break;
-    case Vnni4Bits::Two:
-      for (int j = 0; j < 4; ++j) {
-        uint8_t b = 0;
-        for (int v = 0; v < 4; ++v) b |= static_cast<uint8_t>((values[4 * v + j] & 3) << (2 * v));
-        step[4 * r + j] = b;
-      }
+    case Vnni4Bits::Two: {
+      const uint32_t word = two_bit_word(values);
+      std::memcpy(step + 4 * r, &word, 4);
       break;
+    }
     case Vnni4Bits::One:
       for (int j = 0; j < 4; ++j)
         step[(4 * r + j) / 8] |= static_cast<uint8_t>((values[j] & 1) << ((4 * r + j) % 8));
@@ -43,7 +42,7 @@ Vnni4Layout pack_vnni4(Vnni4Bits bits, int64_t rows, int64_t cols, int64_t group
          " k does not fit (K must be a multiple of the group, the group of 16)");
   l.data = AlignedBuffer<uint8_t>(static_cast<size_t>(l.row_blocks() * l.block_stride()));
   uint8_t* base = l.data.data();
-  const int64_t steps = cols / l.k_per_step(), steps_per_group = group / l.k_per_step();
+  const int64_t steps_per_group = group / l.k_per_step();
   pool.parallel_for(l.row_blocks(), 1, [&](int64_t begin, int64_t end, int) {
     std::vector<uint8_t> values(static_cast<size_t>(cols));  // [K]
     std::vector<uint16_t> scales(static_cast<size_t>(l.groups()));
@@ -51,10 +50,11 @@ Vnni4Layout pack_vnni4(Vnni4Bits bits, int64_t rows, int64_t cols, int64_t group
       uint8_t* block = base + rb * l.block_stride();
       for (int64_t r = 0; r < kVnni4Rows && rb * kVnni4Rows + r < rows; ++r) {
         source(rb * kVnni4Rows + r, values.data(), scales.data());
-        for (int64_t s = 0; s < steps; ++s) {
-          const int64_t g = s / steps_per_group;
+        for (int64_t g = 0; g < l.groups(); ++g) {
           uint8_t* group_codes = block + vnni4_codes_offset(g, l.group_bytes());
-          place_step(bits, values.data() + s * l.k_per_step(), r, group_codes + (s % steps_per_group) * l.step_bytes());
+          const uint8_t* group_values = values.data() + g * l.group;
+          for (int64_t s = 0; s < steps_per_group; ++s)
+            place_step(bits, group_values + s * l.k_per_step(), r, group_codes + s * l.step_bytes());
         }
         for (int64_t g = 0; g < l.groups(); ++g) {
           uint16_t* group_scales =

@@ -23,6 +23,8 @@ constexpr int64_t kI2STrailerBytes = 32;  // scale float + padding after the cod
 void pack_i2s(const int8_t* ternary, int64_t n, float scale, uint8_t* dst);
 // The n ternary values (code - 1) of a tensor or of whole blocks of one.
 void unpack_i2s(const uint8_t* src, int64_t n, int8_t* ternary);
+// The same n weights as their stored codes t + 1 (0..3).
+void unpack_i2s_codes(const uint8_t* src, int64_t n, uint8_t* codes);
 // The scale float stored after the codes of a tensor of n elements.
 float i2s_tensor_scale(const uint8_t* tensor, int64_t n);
 // Exact sum of t[j] * q[j] over a row of n weights.

@@ -26,9 +26,12 @@ TEST(I2SReference, DequantizeReadsUnscaledCodes) {
   dequantize_row_i2s(row.data(), y.data(), n);
   std::vector<int8_t> t(n);
   unpack_i2s(row.data(), n, t.data());
+  std::vector<uint8_t> codes(n);
+  unpack_i2s_codes(row.data(), n, codes.data());
   for (int64_t w = 0; w < n; ++w) {
     ASSERT_EQ(y[w], code_at(row, w) - 1) << w;
     ASSERT_EQ(t[w], code_at(row, w) - 1) << w;
+    ASSERT_EQ(codes[w], code_at(row, w)) << w;
   }
 }
 
@@ -76,6 +79,8 @@ TEST(I2SReference, PackRejectsNonTernaryAndPartialBlocks) {
   t[77] = 0;
   EXPECT_THROW(pack_i2s(t.data(), 64, 1.0f, packed.data()), Error);
   EXPECT_THROW(unpack_i2s(packed.data(), 100, t.data()), Error);
+  std::vector<uint8_t> codes(128);
+  EXPECT_THROW(unpack_i2s_codes(packed.data(), 100, codes.data()), Error);
 }
 
 // bitnet.cpp's quantize_i2_s: |x| < 1e-6 is 0, anything else its sign.
