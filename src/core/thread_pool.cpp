@@ -1,6 +1,7 @@
 #include "core/thread_pool.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/timer.h"
 
@@ -100,7 +101,7 @@ void ThreadPool::run_chunks(int thread_index) {
   do {
     for (int64_t c; take_front(thread_index, &c);) {
       const int64_t begin = c * chunk_;
-      (*ranged_)(begin, std::min(n_, begin + chunk_), thread_index);
+      guarded([&] { (*ranged_)(begin, std::min(n_, begin + chunk_), thread_index); });
     }
   } while (steal_into(thread_index));
 }
@@ -139,7 +140,7 @@ void ThreadPool::worker_loop(int index) {
     }
     if (!entered) continue;
     if (all_ != nullptr) {
-      (*all_)(index, n_threads_);
+      guarded([&] { (*all_)(index, n_threads_); });
       finished_.fetch_add(1, std::memory_order_release);
     } else {
       run_chunks(index);
@@ -179,6 +180,14 @@ void ThreadPool::parallel_for(int64_t n, int64_t chunk, FunctionRef<void(int64_t
   // Every chunk is taken: close the door, then wait for those inside to finish theirs.
   state_.fetch_or(kClosed, std::memory_order_acq_rel);
   spin_until([&] { return (state_.load(std::memory_order_acquire) & kInsideMask) == 0; });
+  rethrow_failure();
+}
+
+void ThreadPool::rethrow_failure() {
+  if (!failed_.load(std::memory_order_acquire)) return;
+  std::exception_ptr e = std::exchange(error_, nullptr);
+  failed_.store(false, std::memory_order_relaxed);
+  std::rethrow_exception(e);
 }
 
 void ThreadPool::run_on_all(FunctionRef<void(int, int)> fn) {
@@ -190,11 +199,12 @@ void ThreadPool::run_on_all(FunctionRef<void(int, int)> fn) {
   ranged_ = nullptr;
   finished_.store(0, std::memory_order_relaxed);
   publish();
-  fn(0, n_threads_);
+  guarded([&] { fn(0, n_threads_); });
   // Every thread must take part, so here the caller does wait for late workers.
   spin_until([&] { return finished_.load(std::memory_order_acquire) == n_threads_ - 1; });
   state_.fetch_or(kClosed, std::memory_order_acq_rel);
   spin_until([&] { return (state_.load(std::memory_order_acquire) & kInsideMask) == 0; });
+  rethrow_failure();
 }
 
 }  // namespace lowbit

@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <thread>
 #include <vector>
 
@@ -49,6 +50,19 @@ class ThreadPool {
   // Publishes the job set in the fields below and wakes the workers.
   void publish();
   void run_chunks(int thread_index);
+  // Runs f, keeping the first exception any thread's f throws for the caller.
+  template <class F>
+  void guarded(F&& f) {
+    if (failed_.load(std::memory_order_relaxed)) return;
+    try {
+      f();
+    } catch (...) {
+      bool first = false;
+      if (failed_.compare_exchange_strong(first, true)) error_ = std::current_exception();
+    }
+  }
+  // After a job: rethrows its first exception, if any, and clears it.
+  void rethrow_failure();
 
   int n_threads_;
   std::vector<std::thread> workers_;
@@ -75,6 +89,10 @@ class ThreadPool {
   alignas(64) std::atomic<uint32_t> generation_{0};
   std::atomic<int> sleepers_{0};
   std::atomic<bool> stop_{false};
+  // The current job's first exception (written by the thread that set failed_,
+  // read by the caller after every thread has left the job).
+  std::atomic<bool> failed_{false};
+  std::exception_ptr error_;
 };
 
 }  // namespace lowbit

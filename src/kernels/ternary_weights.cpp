@@ -6,7 +6,10 @@
 
 #include "core/error.h"
 #include "core/half.h"
+#include "quant/block_rows.h"
 #include "quant/i2s.h"
+#include "quant/tq1_0.h"
+#include "quant/tq2_0.h"
 #include "quant/weight_format.h"
 
 namespace lowbit {
@@ -44,7 +47,7 @@ std::optional<TernaryScale> f16_scale(const WeightView& w) {
   return TernaryScale{s, s};
 }
 
-// True when none of n values (n a multiple of 128, as I2_S rows are) is above
+// True when none of n values (n a multiple of 128, as I2_S, TQ1_0 and TQ2_0 rows are) is above
 // 1: fixed-length inner loops over a pointer nothing else writes, which GCC
 // vectorizes at -O2 (this runs over every weight at load).
 bool none_above_one(const int8_t* __restrict t, int64_t n) {
@@ -52,6 +55,22 @@ bool none_above_one(const int8_t* __restrict t, int64_t n) {
   for (int64_t i = 0; i < n; i += 128)
     for (int j = 0; j < 128; ++j) above |= static_cast<uint8_t>(t[i + j] > 1);
   return above == 0;
+}
+
+// A TQ1_0 / TQ2_0 row straight to values, without the float round trip: each
+// block's codes - 1, or zeros where the block's d is 0 (its values are 0
+// whatever its codes say). Every other block's d is the unit
+// (shared_block_scale checked it), so this is what dequantizing and dividing
+// by the unit gives; a TQ2_0 code 3 comes out as 2, for the caller to refuse.
+template <class Block, int64_t kBlockSize, void (*Unpack)(const Block&, int8_t*)>
+void unpack_ternary_blocks(const uint8_t* row, int64_t cols, int8_t* t) {
+  for (int64_t i = 0; i < cols / kBlockSize; ++i) {
+    const auto b = load_block<Block>(row, i);
+    if ((b.d & 0x7fff) == 0)
+      std::memset(t + i * kBlockSize, 0, kBlockSize);
+    else
+      Unpack(b, t + i * kBlockSize);
+  }
 }
 
 }  // namespace
@@ -84,9 +103,14 @@ void for_each_ternary_row(const WeightView& w, const TernaryScale& s, ThreadPool
     std::vector<int8_t> t(static_cast<size_t>(w.cols));      // [K]
     for (int64_t r = begin; r < end; ++r) {
       const uint8_t* row = w.data + row_offset(w.type, w.cols, r);
-      if (w.type == GgmlType::I2_S) {
+      const bool codes = w.type == GgmlType::I2_S || w.type == GgmlType::TQ2_0 || w.type == GgmlType::TQ1_0;
+      if (codes) {
         // Codes straight to values: no float round trip (this is most of a 2B model's load).
-        unpack_i2s(row, w.cols, t.data());
+        if (w.type == GgmlType::I2_S) unpack_i2s(row, w.cols, t.data());
+        if (w.type == GgmlType::TQ2_0)
+          unpack_ternary_blocks<BlockTQ2_0, kTQ2_0BlockSize, unpack_tq2_0_block>(row, w.cols, t.data());
+        if (w.type == GgmlType::TQ1_0)
+          unpack_ternary_blocks<BlockTQ1_0, kTQ1_0BlockSize, unpack_tq1_0_block>(row, w.cols, t.data());
         if (!none_above_one(t.data(), w.cols))
           for (int64_t k = 0; k < w.cols; ++k)
             if (t[k] > 1) not_ternary(r, k, static_cast<double>(t[k]) * s.unit);

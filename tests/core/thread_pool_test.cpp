@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -26,6 +28,41 @@ TEST(ThreadPool, EveryItemExactlyOnce) {
       }
     }
   }
+}
+
+// A call that throws on a worker reaches the caller as that exception (not
+// std::terminate), after every thread has left the job; the pool goes on.
+TEST(ThreadPool, WorkersExceptionReachesTheCaller) {
+  ThreadPool pool(2);
+  std::atomic<int> started{0};
+  try {
+    pool.parallel_for(200, 1, [&](int64_t b, int64_t, int t) {
+      started.fetch_add(1);
+      if (t != 0) throw std::runtime_error("chunk " + std::to_string(b) + " on a worker");
+      std::this_thread::sleep_for(std::chrono::microseconds(500));  // the worker surely joins
+    });
+    ADD_FAILURE() << "parallel_for returned normally";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("on a worker"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(started.load(), 200) << "chunks after the failure should be skipped";
+  try {
+    pool.run_on_all([&](int t, int) {
+      if (t == 1) throw std::runtime_error("worker 1");
+    });
+    ADD_FAILURE() << "run_on_all returned normally";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "worker 1");
+  }
+  EXPECT_THROW(pool.parallel_for(100, 1, [&](int64_t b, int64_t, int) {
+    if (b == 0) throw std::invalid_argument("the caller's chunk");
+  }),
+               std::invalid_argument);
+  std::atomic<int64_t> sum{0};
+  pool.parallel_for(1000, 7, [&](int64_t b, int64_t e, int) {
+    for (int64_t i = b; i < e; ++i) sum.fetch_add(i);
+  });
+  EXPECT_EQ(sum.load(), 999 * 1000 / 2);
 }
 
 TEST(ThreadPool, RunOnAllCallsEachThreadOnce) {
