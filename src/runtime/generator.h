@@ -21,6 +21,9 @@ struct GenerateOptions {
   // generation stops when BOS is sampled, and pieces print with its decode
   // (leading space dropped after BOS, unprintable single bytes skipped).
   bool llama2c_rules = false;
+  // Asked after each streamed piece: true stops generation there (a server's
+  // client went away, or a stop string was met).
+  std::function<bool()> stop_requested;
 };
 
 struct GenerateResult {

@@ -1,0 +1,304 @@
+// `lowbit serve`'s endpoints over a real socket: a tiny dummy model behind
+// HttpServer + CompletionService, talked to by a raw HTTP client. Greedy text
+// must be what generate_text gives for the same prompt; streaming must give
+// the same text in pieces; bad requests get their 4xx; the server goes on.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fixtures.h"
+#include "model/decoder.h"
+#include "model/model.h"
+#include "runtime/dummy_model.h"
+#include "runtime/generator.h"
+#include "server/completion_service.h"
+#include "server/http_server.h"
+#include "tokenizer/tokenizer.h"
+#include "tokenizer/vocab_gguf.h"
+
+namespace lowbit {
+namespace {
+
+using json = nlohmann::json;
+
+struct Reply {
+  int status = 0;
+  std::string body;  // de-chunked
+};
+
+// Sends raw bytes, reads until the server closes, parses status and body.
+Reply raw_request(int port, const std::string& bytes) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  size_t off = 0;
+  while (off < bytes.size()) {
+    const ssize_t n = ::send(fd, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
+    if (n <= 0) break;  // the server may reply and close before reading it all (413)
+    off += static_cast<size_t>(n);
+  }
+  std::string in;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) in.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  Reply r;
+  const size_t head_end = in.find("\r\n\r\n");
+  if (in.rfind("HTTP/1.1 ", 0) != 0 || head_end == std::string::npos) return r;
+  r.status = std::stoi(in.substr(9, 3));
+  const std::string head = in.substr(0, head_end);
+  std::string body = in.substr(head_end + 4);
+  if (head.find("Transfer-Encoding: chunked") == std::string::npos) {
+    r.body = body;
+    return r;
+  }
+  for (size_t p = 0;;) {
+    const size_t eol = body.find("\r\n", p);
+    if (eol == std::string::npos) break;
+    const size_t size = std::stoul(body.substr(p, eol - p), nullptr, 16);
+    if (size == 0) break;
+    r.body += body.substr(eol + 2, size);
+    p = eol + 2 + size + 2;
+  }
+  return r;
+}
+
+Reply request(int port, const std::string& method, const std::string& path, const std::string& body = "") {
+  return raw_request(port, method + " " + path + " HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                               std::to_string(body.size()) + "\r\n\r\n" + body);
+}
+
+// The text of a stream's events, and whether it ended with [DONE].
+std::string stream_text(const std::string& events, bool chat, bool* done, std::string* finish) {
+  std::string text;
+  *done = false;
+  for (size_t p = 0; (p = events.find("data: ", p)) != std::string::npos;) {
+    const size_t end = events.find("\n\n", p);
+    const std::string data = events.substr(p + 6, end - p - 6);
+    p = end;
+    if (data == "[DONE]") {
+      *done = true;
+      continue;
+    }
+    const json j = json::parse(data);
+    const json& c = j["choices"][0];
+    if (!c["finish_reason"].is_null()) *finish = c["finish_reason"];
+    if (chat) {
+      if (c["delta"].contains("content")) text += c["delta"]["content"].get<std::string>();
+    } else {
+      text += c["text"].get<std::string>();
+    }
+  }
+  return text;
+}
+
+class CompletionServer : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    pool_ = std::make_unique<ThreadPool>(2);
+    const std::string path = testing::temp_path("serve-tiny.gguf");
+    DummyModelOptions opt;
+    opt.shape = "tiny";
+    opt.seed = 3;
+    write_dummy_model(opt, path, *pool_);
+    model_ = Model::load(path, LoadOptions{}, *pool_);
+    tokenizer_ = Tokenizer::create(read_vocab_gguf(*model_->gguf()));
+    service_ = std::make_unique<CompletionService>(*model_, *tokenizer_, *pool_, "tiny");
+    server_ = std::make_unique<HttpServer>("127.0.0.1", 0);
+    thread_ = std::thread([] { server_->serve([](const HttpRequest& q, HttpResponder& a) { service_->handle(q, a); }); });
+  }
+  static void TearDownTestSuite() {
+    server_->stop();
+    thread_.join();
+    server_.reset();
+    service_.reset();
+    tokenizer_.reset();
+    model_.reset();  // before static destruction: the model's buffers belong to core's allocator
+    pool_.reset();
+  }
+  static int port() { return server_->port(); }
+
+  // What generate_text gives, greedy, for the prompt (the reference).
+  static std::string greedy_text(const std::string& prompt, int64_t n) {
+    Decoder decoder(*model_, *pool_);
+    GenerateOptions g;
+    g.n_predict = n;
+    g.sampling.temperature = 0;
+    std::string text;
+    generate_text(decoder, *tokenizer_, tokenizer_->encode(prompt, tokenizer_->vocab().add_bos, false), g,
+                  [&](std::string_view piece) { text += piece; });
+    return text;
+  }
+
+  static inline std::unique_ptr<ThreadPool> pool_;
+  static inline std::unique_ptr<Model> model_;
+  static inline std::unique_ptr<Tokenizer> tokenizer_;
+  static inline std::unique_ptr<CompletionService> service_;
+  static inline std::unique_ptr<HttpServer> server_;
+  static inline std::thread thread_;
+};
+
+TEST_F(CompletionServer, HealthAndModels) {
+  const Reply h = request(port(), "GET", "/health");
+  EXPECT_EQ(h.status, 200);
+  EXPECT_EQ(json::parse(h.body)["status"], "ok");
+  const Reply m = request(port(), "GET", "/v1/models");
+  EXPECT_EQ(m.status, 200);
+  EXPECT_EQ(json::parse(m.body)["data"][0]["id"], "tiny");
+}
+
+TEST_F(CompletionServer, GreedyCompletionIsTheGeneratorsText) {
+  const std::string want = greedy_text("Once upon", 12);
+  ASSERT_FALSE(want.empty());
+  const Reply r = request(port(), "POST", "/v1/completions", R"({"prompt":"Once upon","max_tokens":12,"temperature":0})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = json::parse(r.body);
+  EXPECT_EQ(j["object"], "text_completion");
+  EXPECT_EQ(j["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(j["usage"]["completion_tokens"], 12);
+  // The JSON text is the generator's with invalid UTF-8 replaced: compare the same way.
+  EXPECT_EQ(j["choices"][0]["text"], json::parse(json(want).dump(-1, ' ', false, json::error_handler_t::replace)));
+}
+
+TEST_F(CompletionServer, StreamGivesTheSameTextInPieces) {
+  const Reply whole = request(port(), "POST", "/v1/completions", R"({"prompt":"Once upon","max_tokens":12,"temperature":0})");
+  const Reply streamed =
+      request(port(), "POST", "/v1/completions", R"({"prompt":"Once upon","max_tokens":12,"temperature":0,"stream":true})");
+  ASSERT_EQ(streamed.status, 200);
+  bool done = false;
+  std::string finish;
+  const std::string text = stream_text(streamed.body, false, &done, &finish);
+  EXPECT_TRUE(done);
+  EXPECT_EQ(finish, "length");
+  EXPECT_GT(std::count(streamed.body.begin(), streamed.body.end(), '\n'), 6) << "one event per piece";
+  EXPECT_EQ(text, json::parse(whole.body)["choices"][0]["text"].get<std::string>());
+}
+
+TEST_F(CompletionServer, StopStringEndsTheTextBeforeIt) {
+  const std::string full =
+      json::parse(request(port(), "POST", "/v1/completions", R"({"prompt":"Once upon","max_tokens":24,"temperature":0})").body)
+          ["choices"][0]["text"];
+  // A stop string from the middle of the greedy text: the reply is what comes before it.
+  size_t at = 6;
+  while (at < full.size() && (static_cast<unsigned char>(full[at]) & 0x80)) ++at;  // start on an ASCII byte
+  ASSERT_LT(at + 2, full.size()) << full;
+  const std::string stop = full.substr(at, 2);
+  const std::string want = full.substr(0, full.find(stop));
+  for (const bool stream : {false, true}) {
+    const json req = {{"prompt", "Once upon"}, {"max_tokens", 24}, {"temperature", 0}, {"stop", {stop}}, {"stream", stream}};
+    const Reply r = request(port(), "POST", "/v1/completions", req.dump());
+    ASSERT_EQ(r.status, 200);
+    std::string text, finish;
+    bool done = true;
+    if (stream) {
+      text = stream_text(r.body, false, &done, &finish);
+    } else {
+      const json j = json::parse(r.body);
+      text = j["choices"][0]["text"];
+      finish = j["choices"][0]["finish_reason"];
+    }
+    EXPECT_EQ(text, want) << "stream " << stream << ", stop " << stop;
+    EXPECT_EQ(finish, "stop");
+    EXPECT_TRUE(done);
+  }
+}
+
+TEST_F(CompletionServer, ChatRendersTheModelsFormat) {
+  // The tiny shape is BitNet b1.58 2B-4T's architecture: "Role: content<|eot_id|>" turns.
+  EXPECT_EQ(service_->render_chat({{"system", "Be brief."}, {"user", "Hi"}}),
+            "System: Be brief.<|eot_id|>User: Hi<|eot_id|>Assistant: ");
+  const Reply r = request(port(), "POST", "/v1/chat/completions",
+                          R"({"messages":[{"role":"user","content":"Hi"}],"max_tokens":5,"temperature":0,"stream":true})");
+  ASSERT_EQ(r.status, 200);
+  bool done = false;
+  std::string finish;
+  stream_text(r.body, true, &done, &finish);
+  EXPECT_TRUE(done);
+  const Reply whole =
+      request(port(), "POST", "/v1/chat/completions", R"({"messages":[{"role":"user","content":"Hi"}],"max_tokens":5,"temperature":0})");
+  ASSERT_EQ(whole.status, 200);
+  const json j = json::parse(whole.body);
+  EXPECT_EQ(j["object"], "chat.completion");
+  EXPECT_EQ(j["choices"][0]["message"]["role"], "assistant");
+  EXPECT_GT(j["usage"]["prompt_tokens"].get<int>(), 5);
+}
+
+TEST_F(CompletionServer, BadRequestsGetTheirStatusAndTheServerGoesOn) {
+  struct Case {
+    std::string method, path, body;
+    int status;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {"POST", "/v1/completions", "not json", 400, "not JSON"},
+      {"POST", "/v1/completions", "[1,2]", 400, "JSON object"},
+      {"POST", "/v1/completions", R"({"max_tokens":3})", 400, "prompt"},
+      {"POST", "/v1/completions", R"({"prompt":"a","max_tokens":100000})", 400, "max_tokens"},
+      {"POST", "/v1/completions", R"({"prompt":"a","temperature":"hot"})", 400, "temperature"},
+      {"POST", "/v1/completions", R"({"prompt":"a","top_p":2})", 400, "top_p"},
+      {"POST", "/v1/completions", R"({"prompt":"a","stop":["x",""]})", 400, "stop"},
+      {"POST", "/v1/completions", R"({"prompt":"a","n":2})", 400, "only 1 completion"},
+      {"POST", "/v1/completions", R"({"prompt":")" + std::string(3000, 'z') + R"("})", 400, "context"},
+      {"POST", "/v1/chat/completions", R"({"messages":[]})", 400, "messages"},
+      {"POST", "/v1/chat/completions", R"({"messages":[{"role":"robot","content":"x"}]})", 400, "robot"},
+      {"GET", "/v1/completions", "", 405, "POST"},
+      {"POST", "/health", "", 405, "GET"},
+      {"GET", "/v2/anything", "", 404, "/v2/anything"},
+  };
+  for (const Case& c : cases) {
+    const Reply r = request(port(), c.method, c.path, c.body);
+    EXPECT_EQ(r.status, c.status) << c.method << " " << c.path << " " << c.body.substr(0, 80);
+    EXPECT_NE(r.body.find(c.says), std::string::npos) << r.body;
+  }
+  // Over the limits of the HTTP layer.
+  EXPECT_EQ(raw_request(port(), "POST /v1/completions HTTP/1.1\r\nContent-Length: 99999999\r\n\r\n").status, 413);
+  EXPECT_EQ(raw_request(port(), "GET /health HTTP/1.1\r\nX: " + std::string(20000, 'a') + "\r\n\r\n").status, 431);
+  EXPECT_EQ(raw_request(port(), "garbage\r\n\r\n").status, 400);
+  EXPECT_EQ(raw_request(port(), "POST /v1/completions HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n").status, 411);
+  EXPECT_EQ(request(port(), "GET", "/health").status, 200);
+}
+
+TEST_F(CompletionServer, ConcurrentRequestsEachGetTheirAnswer) {
+  const std::string body = R"({"prompt":"Once upon","max_tokens":8,"temperature":0})";
+  std::vector<Reply> replies(3);
+  std::vector<std::thread> clients;
+  for (auto& r : replies) clients.emplace_back([&] { r = request(port(), "POST", "/v1/completions", body); });
+  for (auto& t : clients) t.join();
+  const std::string want = json::parse(replies[0].body)["choices"][0]["text"];
+  for (const Reply& r : replies) {
+    ASSERT_EQ(r.status, 200);
+    EXPECT_EQ(json::parse(r.body)["choices"][0]["text"], want);  // each started from an empty cache
+  }
+}
+
+// A client that leaves mid-stream: generation stops, the next request is served.
+TEST_F(CompletionServer, ClientLeavingMidStreamDoesNotStopTheServer) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const std::string body = R"({"prompt":"Once upon","max_tokens":200,"stream":true})";
+  const std::string req = "POST /v1/completions HTTP/1.1\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+  char buf[256];
+  ASSERT_GT(::recv(fd, buf, sizeof buf, 0), 0);  // the stream has begun
+  ::close(fd);
+  const Reply r = request(port(), "POST", "/v1/completions", R"({"prompt":"a","max_tokens":2,"temperature":0})");
+  EXPECT_EQ(r.status, 200);
+}
+
+}  // namespace
+}  // namespace lowbit
