@@ -262,6 +262,7 @@ void HttpServer::handle_connection(int fd, const HttpHandler& handler) {
   } catch (const std::exception& e) {
     if (!out.replied()) reply_error(out, 500, e.what());
   }
+  if (!out.replied()) reply_error(out, 500, "the handler sent no reply");
   out.end_stream();
 }
 
