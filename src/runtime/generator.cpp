@@ -44,9 +44,12 @@ GenerateResult generate_text(Decoder& decoder, const Tokenizer& tokenizer, const
   if (options.llama2c_rules)
     for (int64_t i = 1; i < n_prompt; ++i) on_text(llama2c_piece(tokenizer, prompt[i - 1], prompt[i]));
 
+  const int64_t cached = options.cached_prefix;
+  if (cached < 0 || cached >= n_prompt || decoder.pos() != cached)
+    fail("generate: ", cached, " cached prompt tokens of ", n_prompt, " with the decoder at position ", decoder.pos());
   std::vector<float> logits(static_cast<size_t>(V));
   const double t0 = now_seconds();
-  decoder.eval(prompt.data(), n_prompt, logits.data());
+  decoder.eval(prompt.data() + cached, n_prompt - cached, logits.data());
   r.prompt_seconds = now_seconds() - t0;
   r.prompt_logits = logits;
 

@@ -24,6 +24,10 @@ struct GenerateOptions {
   // Asked after each streamed piece: true stops generation there (a server's
   // client went away, or a stop string was met).
   std::function<bool()> stop_requested;
+  // The decoder already holds the prompt's first cached_prefix tokens (its
+  // pos() is that, and it is below the prompt's length): only the rest is
+  // evaluated. A server keeps a conversation's KV cache this way.
+  int64_t cached_prefix = 0;
 };
 
 struct GenerateResult {

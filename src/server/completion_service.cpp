@@ -199,7 +199,14 @@ void CompletionService::complete(const CompletionRequest& r, HttpResponder& out)
   g.sampling = r.sampling;
   if (!r.seed_given) g.sampling.seed = static_cast<uint64_t>(created) * 1000003u + static_cast<uint64_t>(next_id_);
   g.stop_requested = [&] { return stopped || gone; };
-  decoder_.truncate(0);
+  // Keep the KV cache of the longest prefix shared with what the decoder
+  // holds; at least the prompt's last token is evaluated (its logits sample
+  // the first reply token).
+  size_t same = 0;
+  while (same < cached_.size() && same + 1 < prompt.size() && cached_[same] == prompt[same]) ++same;
+  decoder_.truncate(static_cast<int64_t>(same));
+  g.cached_prefix = static_cast<int64_t>(same);
+  cached_.clear();  // unknown until generation returns
   const GenerateResult result = generate_text(decoder_, tokenizer_, prompt, g, [&](std::string_view piece) {
     const size_t from = text.size() > hold ? text.size() - hold : 0;
     text += piece;
@@ -214,12 +221,16 @@ void CompletionService::complete(const CompletionRequest& r, HttpResponder& out)
     if (ready > sent && !out.chunk(event(text.substr(sent, ready - sent), nullptr))) gone = true;
     sent = std::max(sent, ready);
   });
+  cached_ = prompt;
+  cached_.insert(cached_.end(), result.generated.begin(), result.generated.end());
+  cached_.resize(static_cast<size_t>(decoder_.pos()));  // the last sampled token was not evaluated
   const int64_t n_gen = static_cast<int64_t>(result.generated.size());
   const bool full = (r.max_tokens >= 0 && n_gen >= r.max_tokens) || decoder_.pos() >= n_ctx;
   const std::string finish = stopped || !full ? "stop" : "length";
   const json usage = {{"prompt_tokens", prompt.size()},
                       {"completion_tokens", n_gen},
-                      {"total_tokens", static_cast<int64_t>(prompt.size()) + n_gen}};
+                      {"total_tokens", static_cast<int64_t>(prompt.size()) + n_gen},
+                      {"prompt_tokens_details", {{"cached_tokens", same}}}};
   if (r.stream) {
     if (gone) return;
     if (text.size() > sent) out.chunk(event(text.substr(sent), nullptr));

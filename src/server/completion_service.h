@@ -3,8 +3,9 @@
 //   GET  /v1/models            the one model
 //   POST /v1/completions       prompt -> text (stream: server-sent events)
 //   POST /v1/chat/completions  messages -> the assistant's reply (stream too)
-// One sequence at a time: requests wait their turn for the decoder (each
-// starts from an empty KV cache). Bad requests get a 4xx JSON error naming
+// One sequence at a time: requests wait their turn for the decoder, and
+// one that begins with the previous request's prompt and reply (a chat's next
+// turn) reuses their KV cache. Bad requests get a 4xx JSON error naming
 // the field; other requests go on.
 #pragma once
 
@@ -54,6 +55,9 @@ class CompletionService {
   std::string model_name_;
   std::mutex decoder_mutex_;
   Decoder decoder_;  // under decoder_mutex_
+  // The tokens whose keys and values the decoder holds (the last request's
+  // prompt and reply): a request that starts with them evaluates only the rest.
+  std::vector<int32_t> cached_;  // under decoder_mutex_
   int64_t next_id_ = 1;  // under decoder_mutex_
 };
 

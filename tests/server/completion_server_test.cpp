@@ -282,6 +282,28 @@ TEST_F(CompletionServer, ConcurrentRequestsEachGetTheirAnswer) {
   }
 }
 
+// A chat's next turn resends the conversation: the KV cache of the part the
+// decoder already holds is kept, and the text is what a fresh decoder gives.
+TEST_F(CompletionServer, NextTurnReusesTheCachedPrefix) {
+  const Reply first = request(port(), "POST", "/v1/completions", R"({"prompt":"Once upon","max_tokens":6,"temperature":0})");
+  ASSERT_EQ(first.status, 200);
+  const std::string prompt = "Once upon" + json::parse(first.body)["choices"][0]["text"].get<std::string>() + " then";
+  const json req = {{"prompt", prompt}, {"max_tokens", 10}, {"temperature", 0}};
+  const Reply next = request(port(), "POST", "/v1/completions", req.dump());
+  ASSERT_EQ(next.status, 200);
+  const json j = json::parse(next.body);
+  const int cached = j["usage"]["prompt_tokens_details"]["cached_tokens"];
+  EXPECT_GT(cached, 1) << "the first request's prompt at least";
+  EXPECT_LT(cached, j["usage"]["prompt_tokens"].get<int>());
+  EXPECT_EQ(j["choices"][0]["text"],
+            json::parse(json(greedy_text(prompt, 10)).dump(-1, ' ', false, json::error_handler_t::replace)));
+  // A different prompt shares nothing (beyond BOS) and still gives the fresh text.
+  const Reply other = request(port(), "POST", "/v1/completions", R"({"prompt":"Zebra","max_tokens":5,"temperature":0})");
+  EXPECT_LE(json::parse(other.body)["usage"]["prompt_tokens_details"]["cached_tokens"].get<int>(), 1);
+  EXPECT_EQ(json::parse(other.body)["choices"][0]["text"],
+            json::parse(json(greedy_text("Zebra", 5)).dump(-1, ' ', false, json::error_handler_t::replace)));
+}
+
 // A client that leaves mid-stream: generation stops, the next request is served.
 TEST_F(CompletionServer, ClientLeavingMidStreamDoesNotStopTheServer) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
