@@ -8,7 +8,6 @@
 
 #include "core/error.h"
 #include "runtime/generator.h"
-#include "tokenizer/vocab.h"
 
 namespace lowbit {
 
@@ -56,27 +55,10 @@ int64_t integer_field(const json& j, const char* name, int64_t lo, int64_t hi, i
 
 CompletionService::CompletionService(const Model& model, const Tokenizer& tokenizer, ThreadPool& pool,
                                      std::string model_name)
-    : model_(model), tokenizer_(tokenizer), model_name_(std::move(model_name)), decoder_(model, pool) {}
+    : model_(model), tokenizer_(tokenizer), model_name_(std::move(model_name)), session_(model, pool) {}
 
-std::string CompletionService::render_chat(const std::vector<std::pair<std::string, std::string>>& messages) const {
-  const Vocab& v = tokenizer_.vocab();
-  std::string text;
-  if (model_.config().arch == Architecture::BitNetB158) {
-    // BitNet b1.58 2B-4T's chat format: "Role: content<|eot_id|>" per turn.
-    for (const auto& [role, content] : messages) {
-      std::string r = role;
-      r[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(r[0])));
-      text += r + ": " + content + "<|eot_id|>";
-    }
-    return text + "Assistant: ";
-  }
-  if (find_token_by_names(v, {"<|start_header_id|>"}) >= 0 && find_token_by_names(v, {"<|eot_id|>"}) >= 0) {
-    for (const auto& [role, content] : messages)
-      text += "<|start_header_id|>" + role + "<|end_header_id|>\n\n" + content + "<|eot_id|>";
-    return text + "<|start_header_id|>assistant<|end_header_id|>\n\n";
-  }
-  for (const auto& [role, content] : messages) text += role + ": " + content + "\n";
-  return text + "assistant:";
+std::string CompletionService::render_chat(const std::vector<ChatMessage>& messages) const {
+  return lowbit::render_chat(model_, tokenizer_.vocab(), messages);
 }
 
 CompletionRequest CompletionService::parse(const std::string& body, bool chat) const {
@@ -92,7 +74,7 @@ CompletionRequest CompletionService::parse(const std::string& body, bool chat) c
   if (chat) {
     if (!j.contains("messages") || !j["messages"].is_array() || j["messages"].empty())
       fail("field \"messages\" must be a non-empty array");
-    std::vector<std::pair<std::string, std::string>> messages;
+    std::vector<ChatMessage> messages;
     for (size_t i = 0; i < j["messages"].size(); ++i) {
       const json& m = j["messages"][i];
       if (!m.is_object() || !m.contains("role") || !m["role"].is_string() || !m.contains("content") ||
@@ -101,7 +83,7 @@ CompletionRequest CompletionService::parse(const std::string& body, bool chat) c
       const std::string role = m["role"];
       if (role != "system" && role != "user" && role != "assistant")
         fail("messages[", i, "].role \"", role, "\" is not system, user or assistant");
-      messages.emplace_back(role, m["content"].get<std::string>());
+      messages.push_back({role, m["content"].get<std::string>()});
     }
     r.prompt = render_chat(messages);
   } else {
@@ -163,7 +145,7 @@ void CompletionService::handle(const HttpRequest& req, HttpResponder& out) {
 }
 
 void CompletionService::complete(const CompletionRequest& r, HttpResponder& out) {
-  std::lock_guard<std::mutex> lock(decoder_mutex_);
+  std::lock_guard<std::mutex> lock(session_mutex_);
   const std::vector<int32_t> prompt = tokenizer_.encode(r.prompt, tokenizer_.vocab().add_bos, /*parse_special=*/r.chat);
   const int64_t n_ctx = model_.n_ctx();
   if (prompt.empty()) return reply_error(out, 400, "the prompt encodes to no tokens");
@@ -199,15 +181,7 @@ void CompletionService::complete(const CompletionRequest& r, HttpResponder& out)
   g.sampling = r.sampling;
   if (!r.seed_given) g.sampling.seed = static_cast<uint64_t>(created) * 1000003u + static_cast<uint64_t>(next_id_);
   g.stop_requested = [&] { return stopped || gone; };
-  // Keep the KV cache of the longest prefix shared with what the decoder
-  // holds; at least the prompt's last token is evaluated (its logits sample
-  // the first reply token).
-  size_t same = 0;
-  while (same < cached_.size() && same + 1 < prompt.size() && cached_[same] == prompt[same]) ++same;
-  decoder_.truncate(static_cast<int64_t>(same));
-  g.cached_prefix = static_cast<int64_t>(same);
-  cached_.clear();  // unknown until generation returns
-  const GenerateResult result = generate_text(decoder_, tokenizer_, prompt, g, [&](std::string_view piece) {
+  const GenerateResult result = session_.generate(tokenizer_, prompt, g, [&](std::string_view piece) {
     const size_t from = text.size() > hold ? text.size() - hold : 0;
     text += piece;
     for (const std::string& s : r.stop)
@@ -221,11 +195,9 @@ void CompletionService::complete(const CompletionRequest& r, HttpResponder& out)
     if (ready > sent && !out.chunk(event(text.substr(sent, ready - sent), nullptr))) gone = true;
     sent = std::max(sent, ready);
   });
-  cached_ = prompt;
-  cached_.insert(cached_.end(), result.generated.begin(), result.generated.end());
-  cached_.resize(static_cast<size_t>(decoder_.pos()));  // the last sampled token was not evaluated
+  const int64_t same = session_.last_cached();
   const int64_t n_gen = static_cast<int64_t>(result.generated.size());
-  const bool full = (r.max_tokens >= 0 && n_gen >= r.max_tokens) || decoder_.pos() >= n_ctx;
+  const bool full = (r.max_tokens >= 0 && n_gen >= r.max_tokens) || session_.decoder().pos() >= n_ctx;
   const std::string finish = stopped || !full ? "stop" : "length";
   const json usage = {{"prompt_tokens", prompt.size()},
                       {"completion_tokens", n_gen},

@@ -15,9 +15,10 @@
 #include <vector>
 
 #include "core/thread_pool.h"
-#include "model/decoder.h"
 #include "model/model.h"
+#include "runtime/chat_format.h"
 #include "runtime/sampler.h"
+#include "runtime/session.h"
 #include "server/http_server.h"
 #include "tokenizer/tokenizer.h"
 
@@ -42,10 +43,8 @@ class CompletionService {
   // Parses a /v1/completions (chat = false) or /v1/chat/completions body; throws
   // Error naming the field that is wrong.
   CompletionRequest parse(const std::string& body, bool chat) const;
-  // The chat prompt for messages of (role, content), in the model's format:
-  // Llama 3 headers when the vocabulary has them, else "Role: content" turns
-  // ended by <|eot_id|> (BitNet b1.58 2B-4T) or by a newline.
-  std::string render_chat(const std::vector<std::pair<std::string, std::string>>& messages) const;
+  // The chat prompt for messages, in the model's format (runtime/chat_format.h).
+  std::string render_chat(const std::vector<ChatMessage>& messages) const;
 
  private:
   void complete(const CompletionRequest& r, HttpResponder& out);
@@ -53,12 +52,9 @@ class CompletionService {
   const Model& model_;
   const Tokenizer& tokenizer_;
   std::string model_name_;
-  std::mutex decoder_mutex_;
-  Decoder decoder_;  // under decoder_mutex_
-  // The tokens whose keys and values the decoder holds (the last request's
-  // prompt and reply): a request that starts with them evaluates only the rest.
-  std::vector<int32_t> cached_;  // under decoder_mutex_
-  int64_t next_id_ = 1;  // under decoder_mutex_
+  std::mutex session_mutex_;
+  Session session_;      // under session_mutex_: keeps the last request's KV cache
+  int64_t next_id_ = 1;  // under session_mutex_
 };
 
 }  // namespace lowbit

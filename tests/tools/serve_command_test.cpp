@@ -1,7 +1,10 @@
 // `lowbit serve` as a user starts it: it prints where it listens, answers over
-// HTTP, and exits 0 on SIGTERM.
+// HTTP, and exits 0 on SIGTERM. `lowbit chat`: turns on stdin, replies on
+// stdout, each turn reusing the conversation's KV cache.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "lowbit_cli.h"
@@ -40,6 +43,27 @@ TEST(ServeCommand, AnswersThenStopsOnSigterm) {
   const std::string err = testing::read_text(log);
   EXPECT_NE(err.find("serving serve-cli-tiny on http://127.0.0.1:"), std::string::npos) << err;
   EXPECT_NE(err.find("server stopped"), std::string::npos) << err;
+}
+
+TEST(ChatCommand, TwoTurnsTheSecondOnTheFirstsCache) {
+  const std::string model = testing::temp_path("chat-cli-tiny.gguf");
+  ASSERT_EQ(run_lowbit("gen-model --shape tiny -o " + quote(model)).exit_code, 0);
+  const std::string input = testing::temp_path("chat-input.txt");
+  {
+    FILE* f = std::fopen(input.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("Hello there\nAnd then?\n", f);
+    std::fclose(f);
+  }
+  const Outcome o = run_lowbit("chat -t 1 --temp 0 -n 4 -m " + quote(model) + " < " + quote(input));
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  size_t turns = 0;
+  for (size_t p = 0; (p = o.err.find("prompt tokens (", p)) != std::string::npos; ++p) ++turns;
+  EXPECT_EQ(turns, 2u) << o.err;
+  EXPECT_NE(o.err.find("prompt tokens (0 cached)"), std::string::npos) << o.err;  // the first turn
+  const size_t second = o.err.rfind("prompt tokens (");
+  EXPECT_NE(o.err.substr(second, 17), "prompt tokens (0 ") << "the second turn reused nothing: " << o.err;
+  EXPECT_GE(std::count(o.out.begin(), o.out.end(), '\n'), 2) << "one reply line per turn: " << o.out;
 }
 
 }  // namespace

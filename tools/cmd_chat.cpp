@@ -1,0 +1,81 @@
+// `lowbit chat`: an interactive conversation on stdin/stdout. Each line read
+// is a user turn; the reply streams to stdout, in the model's chat format
+// (runtime/chat_format.h), and each turn keeps the KV cache of the
+// conversation so far (runtime/session.h).
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "core/error.h"
+#include "model_options.h"
+#include "runtime/chat_format.h"
+#include "runtime/session.h"
+
+namespace lowbit::tools {
+namespace {
+
+struct ChatOptions {
+  ModelOptions model;
+  std::string system;
+  int64_t n_predict = -1;
+  SamplerParams sampling;
+  bool seed_given = false;
+};
+
+int chat(const ChatOptions& o) {
+  LoadedModel lm = load_model(o.model);
+  if (lm.model->is_llama2c()) fail("chat: llama2.c checkpoints have no chat format; use `lowbit run`");
+  Session session(*lm.model, *lm.pool);
+  std::vector<ChatMessage> messages;
+  if (!o.system.empty()) messages.push_back({"system", o.system});
+  GenerateOptions g;
+  g.n_predict = o.n_predict;
+  g.sampling = o.sampling;
+  if (!o.seed_given) g.sampling.seed = static_cast<uint64_t>(std::time(nullptr));
+  std::fprintf(stderr, "lowbit: chat; one line per turn, end with Ctrl-D\n");
+  for (std::string line;;) {
+    std::fputs("> ", stderr);
+    if (!std::getline(std::cin, line)) break;
+    if (line.empty()) continue;
+    messages.push_back({"user", line});
+    const std::string text = render_chat(*lm.model, lm.tokenizer->vocab(), messages);
+    const std::vector<int32_t> prompt = lm.tokenizer->encode(text, lm.tokenizer->vocab().add_bos, /*parse_special=*/true);
+    std::string reply;
+    const GenerateResult r = session.generate(*lm.tokenizer, prompt, g, [&](std::string_view piece) {
+      reply += piece;
+      std::fwrite(piece.data(), 1, piece.size(), stdout);
+      std::fflush(stdout);
+    });
+    std::fputs("\n", stdout);
+    std::fflush(stdout);
+    messages.push_back({"assistant", reply});
+    const double tg = r.generate_seconds > 0 ? static_cast<double>(r.generated.size()) / r.generate_seconds : 0;
+    std::fprintf(stderr, "lowbit: %zu prompt tokens (%lld cached), %zu generated, %.2f tok/s\n", prompt.size(),
+                 static_cast<long long>(session.last_cached()), r.generated.size(), tg);
+    ++g.sampling.seed;
+  }
+  return 0;
+}
+
+CommandMain setup_chat(CLI::App& app) {
+  auto o = std::make_shared<ChatOptions>();
+  o->model.add_to(app);
+  app.add_option("--system", o->system, "system message");
+  app.add_option("-n,--n-predict", o->n_predict, "most tokens per reply (-1: until the end of turn or the context)");
+  app.add_option("--temp", o->sampling.temperature, "temperature (0: greedy)");
+  app.add_option("--top-k", o->sampling.top_k, "top-k (0: off)");
+  app.add_option("--top-p", o->sampling.top_p, "top-p (1: off)");
+  app.add_option("--min-p", o->sampling.min_p, "min-p (0: off)");
+  app.add_option("--repeat-penalty", o->sampling.repeat_penalty, "repetition penalty (1: off)");
+  app.add_option("-s,--seed", o->sampling.seed, "random seed (default: the time)")
+      ->each([o](const std::string&) { o->seed_given = true; });
+  return [o] { return chat(*o); };
+}
+
+const CommandRegistration reg{"chat", "talk with the model: one line per turn on stdin, replies on stdout", setup_chat};
+
+}  // namespace
+}  // namespace lowbit::tools
