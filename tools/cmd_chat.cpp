@@ -11,6 +11,7 @@
 #include "command.h"
 #include "core/error.h"
 #include "model_options.h"
+#include "sampling_options.h"
 #include "runtime/chat_format.h"
 #include "runtime/session.h"
 
@@ -65,13 +66,7 @@ CommandMain setup_chat(CLI::App& app) {
   o->model.add_to(app);
   app.add_option("--system", o->system, "system message");
   app.add_option("-n,--n-predict", o->n_predict, "most tokens per reply (-1: until the end of turn or the context)");
-  app.add_option("--temp", o->sampling.temperature, "temperature (0: greedy)");
-  app.add_option("--top-k", o->sampling.top_k, "top-k (0: off)");
-  app.add_option("--top-p", o->sampling.top_p, "top-p (1: off)");
-  app.add_option("--min-p", o->sampling.min_p, "min-p (0: off)");
-  app.add_option("--repeat-penalty", o->sampling.repeat_penalty, "repetition penalty (1: off)");
-  app.add_option("-s,--seed", o->sampling.seed, "random seed (default: the time)")
-      ->each([o](const std::string&) { o->seed_given = true; });
+  add_sampling_options(app, o->sampling, o->seed_given);
   return [o] { return chat(*o); };
 }
 

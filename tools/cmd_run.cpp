@@ -7,6 +7,7 @@
 #include "logits_file.h"
 #include "model/decoder.h"
 #include "model_options.h"
+#include "sampling_options.h"
 #include "runtime/generator.h"
 
 namespace lowbit::tools {
@@ -68,14 +69,7 @@ CommandMain setup_run(CLI::App& app) {
   app.add_option("-n,--n-predict", o->n_predict,
                  "tokens to generate (-1: until the context is full); llama2.c checkpoints: total positions, "
                  "prompt included, as llama2.c counts them");
-  app.add_option("--temp", o->sampling.temperature, "temperature (0: greedy)");
-  app.add_option("--top-k", o->sampling.top_k, "top-k (0: off)");
-  app.add_option("--top-p", o->sampling.top_p, "top-p (1: off)");
-  app.add_option("--min-p", o->sampling.min_p, "min-p (0: off)");
-  app.add_option("--repeat-penalty", o->sampling.repeat_penalty, "repetition penalty (1: off)");
-  app.add_option("--repeat-last-n", o->sampling.repeat_last_n, "tokens the repetition penalty looks back");
-  app.add_option("-s,--seed", o->sampling.seed, "random seed (default: the time)")
-      ->each([o](const std::string&) { o->seed_given = true; });
+  add_sampling_options(app, o->sampling, o->seed_given);
   app.add_option("--dump-logits", o->dump_logits, "write the last prompt position's logits, one %.9g per line");
   app.add_option("--kv-type", o->kv_type, "KV cache type: f16, f32 or auto (f32 for llama2.c checkpoints, else f16)")
       ->check(CLI::IsMember({"auto", "f16", "f32"}));
