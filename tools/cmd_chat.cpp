@@ -37,13 +37,23 @@ int chat(const ChatOptions& o) {
   g.sampling = o.sampling;
   if (!o.seed_given) g.sampling.seed = static_cast<uint64_t>(std::time(nullptr));
   std::fprintf(stderr, "lowbit: chat; one line per turn, end with Ctrl-D\n");
+  // The conversation as the model has seen it: its text and its tokens (the
+  // replies as sampled, not re-tokenized), so each turn's prompt extends the
+  // last one and the whole cache is reused.
+  std::string seen_text;
+  std::vector<int32_t> prompt;
   for (std::string line;;) {
     std::fputs("> ", stderr);
     if (!std::getline(std::cin, line)) break;
     if (line.empty()) continue;
     messages.push_back({"user", line});
     const std::string text = render_chat(*lm.model, lm.tokenizer->vocab(), messages);
-    const std::vector<int32_t> prompt = lm.tokenizer->encode(text, lm.tokenizer->vocab().add_bos, /*parse_special=*/true);
+    if (!prompt.empty() && text.rfind(seen_text, 0) == 0) {
+      const auto more = lm.tokenizer->encode(text.substr(seen_text.size()), false, /*parse_special=*/true);
+      prompt.insert(prompt.end(), more.begin(), more.end());
+    } else {  // the format does not extend verbatim: encode it all again
+      prompt = lm.tokenizer->encode(text, lm.tokenizer->vocab().add_bos, /*parse_special=*/true);
+    }
     std::string reply;
     const GenerateResult r = session.generate(*lm.tokenizer, prompt, g, [&](std::string_view piece) {
       reply += piece;
@@ -53,8 +63,11 @@ int chat(const ChatOptions& o) {
     std::fputs("\n", stdout);
     std::fflush(stdout);
     messages.push_back({"assistant", reply});
+    seen_text = text + reply;
+    prompt.insert(prompt.end(), r.generated.begin(), r.generated.end());
     const double tg = r.generate_seconds > 0 ? static_cast<double>(r.generated.size()) / r.generate_seconds : 0;
-    std::fprintf(stderr, "lowbit: %zu prompt tokens (%lld cached), %zu generated, %.2f tok/s\n", prompt.size(),
+    std::fprintf(stderr, "lowbit: %zu prompt tokens (%lld cached), %zu generated, %.2f tok/s\n",
+                 prompt.size() - r.generated.size(),
                  static_cast<long long>(session.last_cached()), r.generated.size(), tg);
     ++g.sampling.seed;
   }

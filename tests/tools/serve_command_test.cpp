@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "lowbit_cli.h"
 
@@ -57,12 +58,26 @@ TEST(ChatCommand, TwoTurnsTheSecondOnTheFirstsCache) {
   }
   const Outcome o = run_lowbit("chat -t 1 --temp 0 -n 4 -m " + quote(model) + " < " + quote(input));
   EXPECT_EQ(o.exit_code, 0) << o.err;
-  size_t turns = 0;
-  for (size_t p = 0; (p = o.err.find("prompt tokens (", p)) != std::string::npos; ++p) ++turns;
-  EXPECT_EQ(turns, 2u) << o.err;
-  EXPECT_NE(o.err.find("prompt tokens (0 cached)"), std::string::npos) << o.err;  // the first turn
-  const size_t second = o.err.rfind("prompt tokens (");
-  EXPECT_NE(o.err.substr(second, 17), "prompt tokens (0 ") << "the second turn reused nothing: " << o.err;
+  // One stderr line per turn: "lowbit: N prompt tokens (M cached), G generated, ...".
+  struct Turn {
+    long prompt = 0, cached = 0, generated = 0;
+  };
+  std::vector<Turn> turns;
+  for (size_t p = 0; (p = o.err.find("lowbit: ", p)) != std::string::npos; ++p) {
+    Turn t;
+    if (std::sscanf(o.err.c_str() + p, "lowbit: %ld prompt tokens (%ld cached), %ld", &t.prompt, &t.cached,
+                    &t.generated) == 3)
+      turns.push_back(t);
+  }
+  ASSERT_EQ(turns.size(), 2u) << o.err;
+  EXPECT_EQ(turns[0].cached, 0) << o.err;
+  EXPECT_GT(turns[0].generated, 0) << o.err;
+  // The second prompt extends the first prompt and its reply as sampled; all of
+  // it is cached, but for the reply's last token when the length limit ended
+  // the reply (sampled, never evaluated).
+  EXPECT_GE(turns[1].cached, turns[0].prompt + turns[0].generated - 1) << o.err;
+  EXPECT_LE(turns[1].cached, turns[0].prompt + turns[0].generated) << o.err;
+  EXPECT_GT(turns[1].prompt, turns[0].prompt + turns[0].generated) << o.err;
   EXPECT_GE(std::count(o.out.begin(), o.out.end(), '\n'), 2) << "one reply line per turn: " << o.out;
 }
 
