@@ -10,33 +10,6 @@ namespace lowbit {
 
 namespace {
 
-struct EncodedTriple {
-  int index;
-  bool negative;
-};
-
-EncodedTriple encode_slow(int w0, int w1, int w2) {
-  const int first = w0 != 0 ? w0 : w1 != 0 ? w1 : w2;
-  const bool negative = first < 0;
-  if (negative) w0 = -w0, w1 = -w1, w2 = -w2;
-  return {9 * (w0 + 1) + 3 * (w1 + 1) + (w2 + 1) - 13, negative};
-}
-
-// encode_slow by table, indexed by the triple's number in base 3 (its codes
-// c = t + 1 as 9 c0 + 3 c1 + c2): index in bits 0-3, sign in bit 4. Branch-free
-// (random weights made encode_slow's branches mispredict).
-const std::array<uint8_t, 27>& encode_table() {
-  static const auto table = [] {
-    std::array<uint8_t, 27> t{};
-    for (int n = 0; n < 27; ++n) {
-      const EncodedTriple e = encode_slow(n / 9 - 1, n / 3 % 3 - 1, n % 3 - 1);
-      t[n] = static_cast<uint8_t>(e.index | int{e.negative} << 4);
-    }
-    return t;
-  }();
-  return table;
-}
-
 // Bit 0 of each byte of x (the others clear) gathered into a nibble: the
 // multiply moves bytes 0, 1, 2, 3's bit to bits 21, 22, 23, 24, and no two
 // partial products meet, so nothing carries.
@@ -80,7 +53,7 @@ Tl2vTiles::Tl2vTiles(int64_t n, int64_t k)
 // lookups: 1.1 TSC cycles per weight at load, against 2.2 triple by triple
 // (docs/performance.md "Session 13").
 void Tl2vTiles::set_row(int64_t r, const int8_t* t) {
-  const std::array<uint8_t, 27>& table = encode_table();
+  const std::array<uint8_t, 27>& table = tl2_encode_table();
   uint8_t* tb = data.data() + (r / kRows) * tile_bytes;
   const int64_t lane_row = r % kRows;
   const int sign_shift = 4 * static_cast<int>(lane_row % 2);  // lanes 4r..4r+3: byte r/2, bits 4(r%2)..

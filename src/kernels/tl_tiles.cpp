@@ -9,32 +9,6 @@ namespace {
 
 int tl1_index(int w0, int w1) { return 3 * (w0 + 1) + (w1 + 1); }
 
-struct SignedIndex {
-  int index;
-  bool negative;
-};
-
-SignedIndex tl2_index(int w0, int w1, int w2) {
-  const int n = 9 * (w0 + 1) + 3 * (w1 + 1) + (w2 + 1);
-  // n < 13: the first nonzero weight is negative; -w has number 26 - n.
-  return n >= 13 ? SignedIndex{n - 13, false} : SignedIndex{13 - n, true};
-}
-
-// tl2_index by table, indexed by the triple's base-3 number: index in bits
-// 0-3, sign in bit 4. Branch-free: random weights mispredicted the branch
-// above, and set_row was 75% of a 2B model's load with a TL kernel.
-const std::array<uint8_t, 27>& tl2_table() {
-  static const auto table = [] {
-    std::array<uint8_t, 27> t{};
-    for (int n = 0; n < 27; ++n) {
-      const SignedIndex s = tl2_index(n / 9 - 1, n / 3 % 3 - 1, n % 3 - 1);
-      t[n] = static_cast<uint8_t>(s.index | int{s.negative} << 4);
-    }
-    return t;
-  }();
-  return table;
-}
-
 int base3(const int8_t* w) { return 9 * (w[0] + 1) + 3 * (w[1] + 1) + (w[2] + 1); }
 
 // The bit of row r (0..63) in a sign word: the inverse of tl_row_of_lane.
@@ -46,6 +20,16 @@ int sign_bit_of_row(int r) {
 int nibble(uint8_t byte, int high) { return high ? byte >> 4 : byte & 0x0f; }
 
 }  // namespace
+
+const std::array<uint8_t, 27>& tl2_encode_table() {
+  static const auto table = [] {
+    std::array<uint8_t, 27> t{};
+    // n < 13: the first nonzero weight is negative; the negated triple has number 26 - n.
+    for (int n = 0; n < 27; ++n) t[n] = static_cast<uint8_t>(n >= 13 ? n - 13 : (13 - n) | 16);
+    return t;
+  }();
+  return table;
+}
 
 void tl1_pair_of_index(int i, int w[2]) {
   w[0] = i / 3 - 1;
@@ -73,7 +57,7 @@ TlTiles::TlTiles(int64_t n, int64_t k, bool with_triples)
 // Index bytes are written whole (each holds two groups of one row: group
 // counts are even), and a row's sign bit is OR-ed in (the buffer starts zeroed).
 void TlTiles::set_row(int64_t r, const int8_t* t) {
-  const std::array<uint8_t, 27>& table = tl2_table();
+  const std::array<uint8_t, 27>& table = tl2_encode_table();
   uint8_t* tile_bytes_ptr = data.data() + (r / kRows) * tile_bytes;
   const int row = static_cast<int>(r % kRows);
   const int bit = sign_bit_of_row(row);

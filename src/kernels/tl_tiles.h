@@ -26,6 +26,7 @@
 // index 4, TL2 index 0 with sign 0).
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "core/aligned_buffer.h"
@@ -64,6 +65,14 @@ struct TlTiles {
   // Row r's value at column k, decoded back (for tests).
   int weight(int64_t r, int64_t k) const;
 };
+
+// A triple's TL2 encoding by table, indexed by its base-3 number
+// 9 (w0 + 1) + 3 (w1 + 1) + (w2 + 1): index in bits 0-3, sign in bit 4 (set
+// when the first nonzero weight is negative: the index is then the negated
+// triple's). Branch-free: random weights mispredicted a branch on the sign,
+// and encoding was most of a 2B model's load with a TL kernel. tl2v encodes
+// its triples the same way.
+const std::array<uint8_t, 27>& tl2_encode_table();
 
 // The weights of index i: TL1 pair (i < 9), TL2 canonical triple (i < 14).
 void tl1_pair_of_index(int i, int w[2]);
