@@ -31,9 +31,6 @@ size_t utf8_boundary(const std::string& text, size_t end) {
 
 void reply_json(HttpResponder& out, int status, const json& j) { out.send(status, "application/json", dump(j)); }
 
-void reply_error(HttpResponder& out, int status, const std::string& message) {
-  reply_json(out, status, {{"error", {{"message", message}, {"type", "invalid_request_error"}}}});
-}
 
 double number_field(const json& j, const char* name, double lo, double hi, double fallback) {
   if (!j.contains(name) || j[name].is_null()) return fallback;
@@ -127,19 +124,19 @@ CompletionRequest CompletionService::parse(const std::string& body, bool chat) c
 void CompletionService::handle(const HttpRequest& req, HttpResponder& out) {
   const bool completions = req.path == "/v1/completions", chat = req.path == "/v1/chat/completions";
   if (req.path == "/health" || req.path == "/v1/models") {
-    if (req.method != "GET") return reply_error(out, 405, req.path + " takes GET");
+    if (req.method != "GET") return reply_json_error(out, 405, req.path + " takes GET");
     if (req.path == "/health") return reply_json(out, 200, {{"status", "ok"}});
     return reply_json(out, 200,
                       {{"object", "list"},
                        {"data", json::array({{{"id", model_name_}, {"object", "model"}, {"owned_by", "lowbit"}}})}});
   }
-  if (!completions && !chat) return reply_error(out, 404, "no endpoint " + req.path);
-  if (req.method != "POST") return reply_error(out, 405, req.path + " takes POST");
+  if (!completions && !chat) return reply_json_error(out, 404, "no endpoint " + req.path);
+  if (req.method != "POST") return reply_json_error(out, 405, req.path + " takes POST");
   CompletionRequest r;
   try {
     r = parse(req.body, chat);
   } catch (const Error& e) {
-    return reply_error(out, 400, e.what());
+    return reply_json_error(out, 400, e.what());
   }
   complete(r, out);
 }
@@ -148,9 +145,9 @@ void CompletionService::complete(const CompletionRequest& r, HttpResponder& out)
   std::lock_guard<std::mutex> lock(session_mutex_);
   const std::vector<int32_t> prompt = tokenizer_.encode(r.prompt, tokenizer_.vocab().add_bos, /*parse_special=*/r.chat);
   const int64_t n_ctx = model_.n_ctx();
-  if (prompt.empty()) return reply_error(out, 400, "the prompt encodes to no tokens");
+  if (prompt.empty()) return reply_json_error(out, 400, "the prompt encodes to no tokens");
   if (static_cast<int64_t>(prompt.size()) >= n_ctx)
-    return reply_error(out, 400, "the prompt has " + std::to_string(prompt.size()) + " tokens; the context holds " +
+    return reply_json_error(out, 400, "the prompt has " + std::to_string(prompt.size()) + " tokens; the context holds " +
                                      std::to_string(n_ctx));
   const std::string id = (r.chat ? "chatcmpl-" : "cmpl-") + std::to_string(next_id_++);
   const int64_t created = static_cast<int64_t>(std::time(nullptr));

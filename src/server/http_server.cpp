@@ -12,6 +12,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "core/error.h"
@@ -44,17 +45,6 @@ bool read_some(int fd, std::string& buf) {
   return true;
 }
 
-// An error reply the server makes itself (bad request line, too large...).
-void reply_error(HttpResponder& out, int status, std::string_view message) {
-  std::string body = "{\"error\":{\"message\":\"";
-  for (char c : message) {
-    if (c == '"' || c == '\\') body += '\\';
-    body += c;
-  }
-  body += "\",\"type\":\"invalid_request_error\"}}";
-  out.send(status, "application/json", body);
-}
-
 // Parses one request from fd; on failure replies with the status it deserves
 // (nothing when the client just went away) and returns false.
 bool read_request(int fd, HttpRequest& req, HttpResponder& out) {
@@ -62,13 +52,13 @@ bool read_request(int fd, HttpRequest& req, HttpResponder& out) {
   size_t header_end;
   while ((header_end = buf.find("\r\n\r\n")) == std::string::npos) {
     if (buf.size() > HttpServer::kMaxHeaderBytes) {
-      reply_error(out, 431, "request headers exceed 16 KiB");
+      reply_json_error(out, 431, "request headers exceed 16 KiB");
       return false;
     }
     if (!read_some(fd, buf)) return false;
   }
   if (header_end > HttpServer::kMaxHeaderBytes) {
-    reply_error(out, 431, "request headers exceed 16 KiB");
+    reply_json_error(out, 431, "request headers exceed 16 KiB");
     return false;
   }
   std::string_view head(buf.data(), header_end);
@@ -76,7 +66,7 @@ bool read_request(int fd, HttpRequest& req, HttpResponder& out) {
   const std::string_view line = head.substr(0, line_end);
   const size_t sp1 = line.find(' '), sp2 = line.rfind(' ');
   if (sp1 == std::string_view::npos || sp2 == sp1 || line.substr(sp2 + 1).rfind("HTTP/1.", 0) != 0) {
-    reply_error(out, 400, "malformed request line");
+    reply_json_error(out, 400, "malformed request line");
     return false;
   }
   req.method = std::string(line.substr(0, sp1));
@@ -89,26 +79,26 @@ bool read_request(int fd, HttpRequest& req, HttpResponder& out) {
     const std::string_view h = head.substr(pos, end - pos);
     const size_t colon = h.find(':');
     if (colon == std::string_view::npos || colon == 0) {
-      reply_error(out, 400, "malformed header line");
+      reply_json_error(out, 400, "malformed header line");
       return false;
     }
     req.headers[lower(std::string(trim(h.substr(0, colon))))] = std::string(trim(h.substr(colon + 1)));
     pos = end + 2;
   }
   if (req.headers.count("transfer-encoding")) {
-    reply_error(out, 411, "chunked request bodies are not supported; send Content-Length");
+    reply_json_error(out, 411, "chunked request bodies are not supported; send Content-Length");
     return false;
   }
   size_t length = 0;
   if (auto it = req.headers.find("content-length"); it != req.headers.end()) {
     const std::string& v = it->second;
     if (v.empty() || v.size() > 12 || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      reply_error(out, 400, "bad Content-Length");
+      reply_json_error(out, 400, "bad Content-Length");
       return false;
     }
     length = std::stoull(v);
     if (length > HttpServer::kMaxBodyBytes) {
-      reply_error(out, 413, "request body exceeds 4 MiB");
+      reply_json_error(out, 413, "request body exceeds 4 MiB");
       return false;
     }
   }
@@ -120,6 +110,11 @@ bool read_request(int fd, HttpRequest& req, HttpResponder& out) {
 }
 
 }  // namespace
+
+void reply_json_error(HttpResponder& out, int status, std::string_view message) {
+  const nlohmann::json body = {{"error", {{"message", message}, {"type", "invalid_request_error"}}}};
+  out.send(status, "application/json", body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
 
 std::string_view http_reason(int status) {
   switch (status) {
@@ -235,7 +230,7 @@ void HttpServer::serve(const HttpHandler& handler) {
     if (open_connections_ >= kMaxConnections) {
       lock.unlock();
       HttpResponder out(fd);
-      reply_error(out, 503, "too many connections");
+      reply_json_error(out, 503, "too many connections");
       ::close(fd);
       continue;
     }
@@ -260,9 +255,9 @@ void HttpServer::handle_connection(int fd, const HttpHandler& handler) {
   try {
     handler(req, out);
   } catch (const std::exception& e) {
-    if (!out.replied()) reply_error(out, 500, e.what());
+    if (!out.replied()) reply_json_error(out, 500, e.what());
   }
-  if (!out.replied()) reply_error(out, 500, "the handler sent no reply");
+  if (!out.replied()) reply_json_error(out, 500, "the handler sent no reply");
   out.end_stream();
 }
 

@@ -74,6 +74,11 @@ class HttpServer {
   int open_connections_ = 0;  // under mutex_
 };
 
+// An error reply as JSON, {"error": {"message": ..., "type": "invalid_request_error"}}:
+// what this server sends for a request it refuses, and what its handlers send
+// (invalid UTF-8 in the message becomes U+FFFD).
+void reply_json_error(HttpResponder& out, int status, std::string_view message);
+
 // The reason phrase of a status code this server sends.
 std::string_view http_reason(int status);
 
