@@ -1,6 +1,8 @@
 // `lowbit bench`: whole-model speed, one row per (model, kernel, threads, test)
 // like llama-bench: prompt processing (ppN: N tokens in one pass) and text
-// generation (tgN: N tokens one at a time), tok/s as mean +- stddev over -r
+// generation (tgN: N tokens one at a time; with --parallel P > 1, "tgN xP":
+// P sequences generating together, a token of each per pass over the weights,
+// as a server batches concurrent requests), tok/s as mean +- stddev over -r
 // runs after a warm-up, with the weight bytes read per token, the share of the
 // read-bandwidth roofline measured in the same run, and the peak RSS.
 #include <sys/stat.h>
@@ -29,6 +31,7 @@ struct BenchOptions {
   std::vector<std::string> models;      // empty: the cached bitnet-2b4t dummy
   std::vector<int> threads;             // empty: 1 and all hardware threads
   std::vector<std::string> kernels = {"auto"};
+  std::vector<int> parallel = {1};      // sequences generating together in tg tests
   int64_t n_prompt = 128;
   int64_t n_gen = 64;
   int64_t depth = 0;  // context tokens already in the KV cache when each test starts
@@ -76,17 +79,25 @@ Stats stats(const std::vector<double>& v) {
 }
 
 // tok/s of one run of `test` after the first `depth` positions (already in the
-// KV cache) of the context.
+// KV cache) of the context. A tg test with sequences > 1 evaluates a token of
+// each of them per pass (rows: scratch); tok/s counts all of them.
 double run_once(Decoder& d, int64_t depth, const std::vector<int32_t>& tokens, bool prompt,
-                std::vector<float>& logits) {
-  d.truncate(depth);
+                std::vector<float>& logits, int sequences, std::vector<BatchRow>& rows) {
+  for (int s = 0; s < sequences; ++s) d.truncate(depth, s);
   const double t0 = now_seconds();
   if (prompt) {
     d.eval(tokens.data(), static_cast<int64_t>(tokens.size()), logits.data());
-  } else {
+  } else if (sequences == 1) {
     for (const int32_t t : tokens) d.eval(&t, 1, logits.data());
+  } else {
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      rows.clear();
+      for (int s = 0; s < sequences; ++s)
+        rows.push_back({tokens[(i + static_cast<size_t>(s) * 7) % tokens.size()], s, true});
+      d.eval_rows(rows.data(), sequences, logits.data());
+    }
   }
-  return static_cast<double>(tokens.size()) / (now_seconds() - t0);
+  return static_cast<double>(tokens.size()) * (prompt ? 1 : sequences) / (now_seconds() - t0);
 }
 
 // Where the time of a test's timed runs went, per stage of the forward pass.
@@ -125,6 +136,9 @@ int bench(const BenchOptions& o) {
     if (t < 1 || t > 1024) fail("bench: -t ", t, " is not a thread count in 1..1024");
   if (o.n_prompt < 0 || o.n_gen < 0 || o.n_prompt + o.n_gen == 0 || o.repetitions < 1 || o.depth < 0)
     fail("bench: need -p >= 0, -n >= 0 (not both 0), -d >= 0 and -r >= 1");
+  for (int p : o.parallel)
+    if (p < 1 || p > 256) fail("bench: --parallel ", p, " is not a sequence count in 1..256");
+  const int max_parallel = *std::max_element(o.parallel.begin(), o.parallel.end());
   const int max_threads = *std::max_element(threads.begin(), threads.end());
   ThreadPool load_pool(max_threads);
 
@@ -173,7 +187,8 @@ int bench(const BenchOptions& o) {
       std::fprintf(stderr, "lowbit: bench: loaded %s (--kernel %s) in %.1f s\n", path.c_str(), kernel.c_str(),
                    now_seconds() - t_load);
       const ModelConfig& c = model->config();
-      std::vector<float> logits(static_cast<size_t>(c.n_vocab));
+      std::vector<float> logits(static_cast<size_t>(c.n_vocab * max_parallel));
+      std::vector<BatchRow> rows;
       Rng rng(42);
       auto random_tokens = [&](int64_t n) {
         std::vector<int32_t> t(static_cast<size_t>(n));
@@ -189,41 +204,54 @@ int bench(const BenchOptions& o) {
           cat(kernel, ": ", layer_kernel, layer_kernel == head_kernel ? "" : " + " + head_kernel);
       for (size_t ti = 0; ti < threads.size(); ++ti) {
         ThreadPool pool(threads[ti]);
-        Decoder decoder(*model, pool, std::max<int64_t>({1, o.n_prompt, std::min<int64_t>(o.depth, 512)}),
-                        KvCacheType::F16);
-        if (o.depth > 0) {  // the context every run starts from, evaluated once, untimed
+        const int64_t max_batch = std::max<int64_t>({max_parallel, o.n_prompt, std::min<int64_t>(o.depth, 512)});
+        Decoder decoder(*model, pool, max_batch, KvCacheType::F16, max_parallel);
+        if (o.depth > 0) {  // the context every run starts from, evaluated once per sequence, untimed
           const std::vector<int32_t> context = random_tokens(o.depth);
-          decoder.eval(context.data(), o.depth, logits.data());
+          for (int s = 0; s < max_parallel; ++s)
+            for (int64_t done = 0; done < o.depth; done += max_batch) {
+              rows.clear();
+              for (int64_t i = done; i < std::min(o.depth, done + max_batch); ++i)
+                rows.push_back({context[static_cast<size_t>(i)], s, false});
+              decoder.eval_rows(rows.data(), static_cast<int64_t>(rows.size()), logits.data());
+            }
         }
-        for (const bool prompt : {true, false}) {
+        // (test, sequences): pp once, then tg for each --parallel.
+        std::vector<std::pair<bool, int>> tests;
+        if (o.n_prompt > 0) tests.emplace_back(true, 1);
+        if (o.n_gen > 0)
+          for (int p : o.parallel) tests.emplace_back(false, p);
+        for (const auto& [prompt, sequences] : tests) {
           const int64_t n = prompt ? o.n_prompt : o.n_gen;
-          if (n == 0) continue;
           const std::vector<int32_t> tokens = random_tokens(n);
           // Warm-up: pages of weights read in place come in, caches and the pool settle.
           run_once(decoder, o.depth, prompt ? tokens : std::vector<int32_t>(tokens.begin(), tokens.begin() + std::min<int64_t>(n, 4)),
-                   prompt, logits);
+                   prompt, logits, sequences, rows);
           std::vector<double> speeds;
           DecodeProfile profile;
           if (o.profile) decoder.set_profile(&profile);
-          for (int r = 0; r < o.repetitions; ++r) speeds.push_back(run_once(decoder, o.depth, tokens, prompt, logits));
+          for (int r = 0; r < o.repetitions; ++r)
+            speeds.push_back(run_once(decoder, o.depth, tokens, prompt, logits, sequences, rows));
           decoder.set_profile(nullptr);
           const Stats s = stats(speeds);
-          // Decode streams every weight byte once per token, and the f16 KV cache of the
-          // positions so far (on average depth + (n + 1) / 2 of them); a prompt pass reads the
-          // weights once per n tokens (its cache reads are small beside its arithmetic).
+          // Decode streams every weight byte once per pass, and each sequence's f16 KV cache
+          // of the positions so far (on average depth + (n + 1) / 2 of them); a prompt pass
+          // reads the weights once per n tokens (its cache reads are small beside its
+          // arithmetic).
           const double kv_bytes = prompt ? 0.0
                                          : 2.0 * 2.0 * static_cast<double>(c.n_layer * c.kv_dim()) *
                                                (static_cast<double>(o.depth) + (static_cast<double>(n) + 1) / 2);
-          const double roofline =
-              bandwidth[ti] * 1e9 / (static_cast<double>(wbytes) + kv_bytes) * (prompt ? n : 1);
-          std::printf("| %s | %s | %s | %d | %s%lld%s | %.2f ± %.2f | %s | %.0f%% of %.0f GB/s | %s |\n", name.c_str(),
-                      gb(file_size(path)).c_str(), kernels_used.c_str(), threads[ti],
-                      prompt ? "pp" : "tg", static_cast<long long>(n), at_depth.c_str(), s.mean, s.stddev, gb(wbytes).c_str(),
+          const double roofline = bandwidth[ti] * 1e9 / (static_cast<double>(wbytes) + kv_bytes * sequences) *
+                                  static_cast<double>(prompt ? n : sequences);
+          const std::string test = cat(prompt ? "pp" : "tg", n, sequences > 1 ? cat(" x", sequences) : "", at_depth);
+          std::printf("| %s | %s | %s | %d | %s | %.2f ± %.2f | %s | %.0f%% of %.0f GB/s | %s |\n", name.c_str(),
+                      gb(file_size(path)).c_str(), kernels_used.c_str(), threads[ti], test.c_str(), s.mean, s.stddev,
+                      gb(wbytes).c_str(),
                       100.0 * s.mean / roofline, bandwidth[ti], gb(peak_rss_bytes()).c_str());
           std::fflush(stdout);
           if (o.profile)
             profiles += profile_table(cat("profile: ", name, ", ", kernels_used, ", ", threads[ti], " thread",
-                                          threads[ti] > 1 ? "s, " : ", ", prompt ? "pp" : "tg", n, at_depth),
+                                          threads[ti] > 1 ? "s, " : ", ", test),
                                       profile, bandwidth[ti]);
         }
       }
@@ -233,7 +261,8 @@ int bench(const BenchOptions& o) {
   std::printf(
       "\nroofline: tok/s as a share of (read bandwidth / weight bytes per token) x tokens per weight pass,\n"
       "with the read bandwidth of that many threads measured just before the model loaded; tg tests also\n"
-      "count the f16 KV cache each token reads (its average over the test, which -d makes large).\n");
+      "count the f16 KV cache each token reads (its average over the test, which -d makes large).\n"
+      "tgN xP: P sequences generating together, P tokens per pass over the weights (tok/s counts them all).\n");
   return 0;
 }
 
@@ -254,6 +283,7 @@ std::vector<int> parse_ints(const std::string& list) {
 CommandMain setup_bench(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
   auto threads = std::make_shared<std::string>();
+  auto parallel = std::make_shared<std::string>();
   app.add_option("-m,--model", o->models, "model file(s) (default: the cached bitnet-2b4t dummy)");
   app.add_option("-t,--threads", *threads, "comma-separated thread counts (default: 1 and all hardware threads)");
   app.add_option("-p,--n-prompt", o->n_prompt, "prompt tokens per pp test (0: none)");
@@ -261,11 +291,15 @@ CommandMain setup_bench(CLI::App& app) {
   app.add_option("-d,--depth", o->depth,
                  "context tokens already in the KV cache when each test starts (as llama-bench's -d; 0: none)");
   app.add_option("-r,--repetitions", o->repetitions, "timed runs per test");
+  app.add_option("--parallel", *parallel,
+                 "comma-separated counts of sequences generating together in tg tests (default 1), as a server "
+                 "batches concurrent requests");
   app.add_option("--kernel", o->kernels, "matmul kernel(s): " + kernel_names())->delimiter(',');
   app.add_flag("-v,--verbose", o->verbose, "print the kernel chosen for each matrix");
   app.add_flag("--profile", o->profile, "also print where each test's time went, per stage of the forward pass");
-  return [o, threads] {
+  return [o, threads, parallel] {
     if (!threads->empty()) o->threads = parse_ints(*threads);
+    if (!parallel->empty()) o->parallel = parse_ints(*parallel);
     o->command_line = "lowbit bench";
     for (const auto& m : o->models) o->command_line += " -m " + m;
     if (!threads->empty()) o->command_line += " -t " + *threads;
@@ -274,6 +308,7 @@ CommandMain setup_bench(CLI::App& app) {
     std::string k;
     for (const auto& s : o->kernels) k += (k.empty() ? "" : ",") + s;
     if (k != "auto") o->command_line += " --kernel " + k;
+    if (!parallel->empty()) o->command_line += " --parallel " + *parallel;
     if (o->profile) o->command_line += " --profile";
     return bench(*o);
   };

@@ -9,12 +9,13 @@
 
 namespace lowbit {
 
-Decoder::Decoder(const Model& model, ThreadPool& pool, int64_t max_batch, KvCacheType kv_type)
+Decoder::Decoder(const Model& model, ThreadPool& pool, int64_t max_batch, KvCacheType kv_type, int64_t n_seq)
     : model_(model),
       pool_(pool),
       ops_(best_vector_ops()),
       max_batch_(std::max<int64_t>(1, max_batch)),
-      kv_type_(kv_type) {
+      kv_type_(kv_type),
+      seq_pos_(static_cast<size_t>(std::max<int64_t>(1, n_seq)), 0) {
   const ModelConfig& c = model.config();
   const int64_t B = max_batch_, D = c.n_embd, Q = c.q_dim(), KV = c.kv_dim(), F = c.n_ff;
   const auto sz = [](int64_t n) { return static_cast<size_t>(n); };
@@ -36,7 +37,13 @@ Decoder::Decoder(const Model& model, ThreadPool& pool, int64_t max_batch, KvCach
   split_tokens_ = std::min<int64_t>(B, (kSplitItemsPerThread * pool.size() + c.n_head_kv - 1) / c.n_head_kv);
   part_out_ = AlignedBuffer<float>(sz(kMaxPositionParts * split_tokens_ * Q));
   part_max_sum_ = AlignedBuffer<float>(sz(kMaxPositionParts * split_tokens_ * c.n_head * 2));
-  const int64_t cache = c.n_layer * model.n_ctx() * KV;
+  row_token_.resize(sz(B));
+  row_seq_.resize(sz(B));
+  row_pos_.resize(sz(B));
+  logit_rows_.resize(sz(B));
+  // Pages of the caches are mapped (zeroed) when first written, so sequences
+  // that stay short cost little memory.
+  const int64_t cache = this->n_seq() * c.n_layer * model.n_ctx() * KV;
   if (kv_type_ == KvCacheType::F16) {
     k_cache16_ = AlignedBuffer<uint16_t>(sz(cache));
     v_cache16_ = AlignedBuffer<uint16_t>(sz(cache));
@@ -61,26 +68,70 @@ void Decoder::end_stage(DecodeProfile::Stage stage, int64_t bytes) {
   stage_start_ = now;
 }
 
-void Decoder::truncate(int64_t n) {
-  if (n < 0 || n > pos_) fail("cannot truncate a sequence of ", pos_, " positions to ", n);
-  pos_ = n;
+void Decoder::truncate(int64_t n, int64_t seq) {
+  if (seq < 0 || seq >= n_seq()) fail("no sequence ", seq, " (the decoder holds ", n_seq(), ")");
+  int64_t& pos = seq_pos_[static_cast<size_t>(seq)];
+  if (n < 0 || n > pos) fail("cannot truncate a sequence of ", pos, " positions to ", n);
+  pos = n;
+}
+
+int64_t Decoder::cache_offset(int64_t seq, int64_t layer) const {
+  return (seq * model_.config().n_layer + layer) * model_.n_ctx() * model_.config().kv_dim();
 }
 
 void Decoder::eval(const int32_t* tokens, int64_t n, float* logits, bool all_logits) {
   if (n <= 0) fail("nothing to evaluate: empty token list");
-  if (pos_ + n > model_.n_ctx())
-    fail("context overflow: ", pos_, " positions used + ", n, " new tokens > context length ", model_.n_ctx(),
+  if (seq_pos_[0] + n > model_.n_ctx())
+    fail("context overflow: ", seq_pos_[0], " positions used + ", n, " new tokens > context length ", model_.n_ctx(),
          " (raise it with --ctx)");
   const int64_t V = model_.config().n_vocab;
   for (int64_t done = 0; done < n; done += max_batch_) {
     const int64_t chunk = std::min(max_batch_, n - done);
     const bool last = done + chunk == n;
-    if (all_logits) {
-      eval_batch(tokens + done, chunk, logits + done * V, true);
-    } else {
-      eval_batch(tokens + done, chunk, last ? logits : nullptr, false);
+    for (int64_t t = 0; t < chunk; ++t) {
+      const auto i = static_cast<size_t>(t);
+      row_token_[i] = tokens[done + t];
+      row_seq_[i] = 0;
+      row_pos_[i] = seq_pos_[0] + t;
+      logit_rows_[i] = t;
     }
+    min_attended_ = seq_pos_[0] + 1;
+    if (all_logits) {
+      eval_batch(chunk, logits + done * V, chunk);
+    } else if (last) {
+      logit_rows_[0] = chunk - 1;
+      eval_batch(chunk, logits, 1);
+    } else {
+      eval_batch(chunk, nullptr, 0);
+    }
+    seq_pos_[0] += chunk;
   }
+}
+
+void Decoder::eval_rows(const BatchRow* rows, int64_t n, float* logits) {
+  if (n <= 0) fail("nothing to evaluate: empty batch");
+  if (n > max_batch_) fail("batch of ", n, " rows > the decoder's largest batch ", max_batch_);
+  // Positions: each row at its sequence's next one. seq_pos_ moves only after
+  // the pass, so a refused batch changes nothing.
+  int64_t n_logits = 0;
+  min_attended_ = model_.n_ctx();
+  for (int64_t t = 0; t < n; ++t) {
+    const BatchRow& r = rows[t];
+    if (r.seq < 0 || r.seq >= n_seq()) fail("batch row ", t, ": no sequence ", r.seq, " (the decoder holds ", n_seq(), ")");
+    int64_t pos = seq_pos_[static_cast<size_t>(r.seq)];
+    for (int64_t u = 0; u < t; ++u) pos += rows[u].seq == r.seq;
+    if (pos >= model_.n_ctx())
+      fail("context overflow: sequence ", r.seq, " would need position ", pos, " of a context of ", model_.n_ctx(),
+           " (raise it with --ctx)");
+    const auto i = static_cast<size_t>(t);
+    row_token_[i] = r.token;
+    row_seq_[i] = r.seq;
+    row_pos_[i] = pos;
+    min_attended_ = std::min(min_attended_, pos + 1);
+    if (r.logits) logit_rows_[static_cast<size_t>(n_logits++)] = t;
+  }
+  eval_batch(n, n_logits > 0 ? logits : nullptr, n_logits);
+  for (int64_t t = 0; t < n; ++t) seq_pos_[static_cast<size_t>(rows[t].seq)] += 1;
 }
 
 void Decoder::matmul(const Linear& l, const ActivationBatch& in, float* y) { matmuls({&l}, in, {y}); }
@@ -101,7 +152,7 @@ void Decoder::rms_norm_rows(const float* x, const float* weight, int64_t n, int6
   });
 }
 
-// RoPE on q and k, then k and v into the cache at positions pos_ .. pos_ + n - 1.
+// RoPE on q and k, then each row's k and v into its sequence's cache at its position.
 void Decoder::store_kv(int64_t layer, int64_t n) {
   const ModelConfig& c = model_.config();
   const int64_t Q = c.q_dim(), KV = c.kv_dim(), half = c.n_rot / 2;
@@ -112,7 +163,7 @@ void Decoder::store_kv(int64_t layer, int64_t n) {
       const float* sin = rope_sin_.data() + t * half;
       ops_.rope_rotate(q_.data() + t * Q, c.n_head, c.head_dim, c.n_rot, cos, sin, interleaved);
       ops_.rope_rotate(k_.data() + t * KV, c.n_head_kv, c.head_dim, c.n_rot, cos, sin, interleaved);
-      const int64_t at = (layer * model_.n_ctx() + pos_ + t) * KV;
+      const int64_t at = cache_offset(row_seq_[static_cast<size_t>(t)], layer) + row_pos_[static_cast<size_t>(t)] * KV;
       if (kv_type_ == KvCacheType::F16) {
         ops_.to_f16(k_.data() + t * KV, k_cache16_.data() + at, KV);
         ops_.to_f16(v_.data() + t * KV, v_cache16_.data() + at, KV);
@@ -129,7 +180,6 @@ void Decoder::attention(int64_t layer, int64_t n) {
   const int64_t Dh = c.head_dim, Q = c.q_dim(), KV = c.kv_dim(), H_kv = c.n_head_kv;
   const int64_t group = c.n_head / c.n_head_kv;
   const int64_t ctx = model_.n_ctx();
-  const int64_t cache_base = layer * ctx * KV;
   const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
   // One work item per (token, KV head): the query heads of a group read the
   // KV head's cache once. When such items would leave threads idle (decode's
@@ -144,13 +194,13 @@ void Decoder::attention(int64_t layer, int64_t n) {
     float* s = scores_.data() + thread * ctx * group;
     for (int64_t item = begin; item < end; ++item) {
       const int64_t t = item / (H_kv * parts), g = item / parts % H_kv, p = item % parts;
-      const int64_t n_pos = pos_ + t + 1;  // attends to positions 0 .. pos_ + t
+      const int64_t n_pos = row_pos_[static_cast<size_t>(t)] + 1;  // attends to positions 0 .. its own
       const int64_t first = n_pos * p / parts, last = n_pos * (p + 1) / parts;
       const int64_t head = g * group;
       const float* q = q_.data() + t * Q + head * Dh;
       float* out = parts == 1 ? att_.data() + t * Q + head * Dh : part_out_.data() + (p * n + t) * Q + head * Dh;
       float* part = parts == 1 ? nullptr : part_max_sum_.data() + ((p * n + t) * c.n_head + head) * 2;
-      const int64_t at = cache_base + first * KV + g * Dh;
+      const int64_t at = cache_offset(row_seq_[static_cast<size_t>(t)], layer) + first * KV + g * Dh;
       if (kv_type_ == KvCacheType::F16) {
         ops_.attend_f16(q, group, k_cache16_.data() + at, v_cache16_.data() + at, KV, last - first, Dh, scale, s,
                         out, part);
@@ -180,10 +230,10 @@ void Decoder::attention(int64_t layer, int64_t n) {
 int64_t Decoder::position_parts(int64_t n) const {
   const int64_t items = n * model_.config().n_head_kv, threads = pool_.size();
   if (threads == 1 || items % threads == 0 || items >= kSplitItemsPerThread * threads || n > split_tokens_) return 1;
-  return std::clamp<int64_t>((pos_ + 1) / kMinPartPositions, 1, std::min(threads, kMaxPositionParts));
+  return std::clamp<int64_t>(min_attended_ / kMinPartPositions, 1, std::min(threads, kMaxPositionParts));
 }
 
-void Decoder::eval_batch(const int32_t* tokens, int64_t n, float* logits, bool all_logits) {
+void Decoder::eval_batch(int64_t n, float* logits, int64_t n_logits) {
   using P = DecodeProfile;
   const ModelConfig& c = model_.config();
   const int64_t D = c.n_embd, Q = c.q_dim(), F = c.n_ff, half = c.n_rot / 2;
@@ -194,8 +244,8 @@ void Decoder::eval_batch(const int32_t* tokens, int64_t n, float* logits, bool a
     profile_->tokens += n;
   }
   for (int64_t t = 0; t < n; ++t) {
-    model_.embed(tokens[t], x + t * D);
-    rope_angles(pos_ + t, c.rope_theta, c.n_rot, rope_cos_.data() + t * half, rope_sin_.data() + t * half);
+    model_.embed(row_token_[static_cast<size_t>(t)], x + t * D);
+    rope_angles(row_pos_[static_cast<size_t>(t)], c.rope_theta, c.n_rot, rope_cos_.data() + t * half, rope_sin_.data() + t * half);
   }
   end_stage(P::kOther);
   const auto gate_fn = c.ffn_act == FfnActivation::Silu ? ops_.silu_gate : ops_.relu2_gate;
@@ -239,12 +289,14 @@ void Decoder::eval_batch(const int32_t* tokens, int64_t n, float* logits, bool a
     end_stage(P::kDown, bytes(L.w_down));
     ops_.add(x, proj_.data(), n * D);
   }
-  pos_ += n;
-
-  if (logits == nullptr) return;
-  const int64_t first = all_logits ? 0 : n - 1;
-  rms_norm_rows(x + first * D, model_.output_norm().data(), n - first, D, xn);
-  act_.set(xn, n - first, D);
+  if (logits == nullptr || n_logits == 0) return;
+  // The wanted rows, normed side by side.
+  const float eps = c.rms_eps;
+  pool_.parallel_for(n_logits, 1, [&](int64_t begin, int64_t end, int) {
+    for (int64_t k = begin; k < end; ++k)
+      ops_.rms_norm(x + logit_rows_[static_cast<size_t>(k)] * D, model_.output_norm().data(), D, eps, xn + k * D);
+  });
+  act_.set(xn, n_logits, D);
   end_stage(P::kNorms);
   matmul(model_.output(), act_, logits);
   end_stage(P::kHead, bytes(model_.output()));

@@ -1,6 +1,8 @@
-// Runs the forward pass of one sequence: the KV cache and every scratch
-// buffer, sized once for the context and the largest batch, then reused (no
-// allocation in the token loop).
+// Runs the forward pass of one sequence, or of several at once (continuous
+// batching: a server's concurrent requests share each pass over the weights).
+// The KV caches and every scratch buffer are sized once, for the sequences,
+// the context and the largest batch, then reused (no allocation in the token
+// loop).
 #pragma once
 
 #include <array>
@@ -28,25 +30,46 @@ struct DecodeProfile {
   int64_t tokens = 0;                  // tokens evaluated
 };
 
+// One row of a multi-sequence batch: a token of sequence `seq`, evaluated at
+// that sequence's next position.
+struct BatchRow {
+  int32_t token = 0;
+  int32_t seq = 0;
+  bool logits = false;  // this row's logits are wanted
+};
+
 class Decoder {
  public:
   // max_batch: most tokens evaluated in one weight pass (prompt chunks).
-  Decoder(const Model& model, ThreadPool& pool, int64_t max_batch = 64, KvCacheType kv_type = KvCacheType::F16);
+  // n_seq: sequences, each with a KV cache of the model's context.
+  Decoder(const Model& model, ThreadPool& pool, int64_t max_batch = 64, KvCacheType kv_type = KvCacheType::F16,
+          int64_t n_seq = 1);
 
-  // Evaluates tokens[0, n) at positions pos() .. pos()+n-1 (longer inputs go in
-  // chunks of max_batch). logits: [V] for the last token, or [n][V] when
-  // all_logits. Throws Error when the context would overflow.
+  // Evaluates tokens[0, n) of sequence 0 at positions pos() .. pos()+n-1
+  // (longer inputs go in chunks of max_batch). logits: [V] for the last token,
+  // or [n][V] when all_logits. Throws Error when the context would overflow.
   void eval(const int32_t* tokens, int64_t n, float* logits, bool all_logits = false);
+  // Evaluates rows of any sequences in one pass (n <= max_batch). A
+  // sequence's rows take its next positions in row order. logits: [rows with
+  // .logits][V], in row order. Throws Error, evaluating nothing, for a bad
+  // sequence or a context overflow.
+  void eval_rows(const BatchRow* rows, int64_t n, float* logits);
 
-  int64_t pos() const { return pos_; }
-  // Forgets positions >= n (n <= pos()).
-  void truncate(int64_t n);
+  int64_t pos(int64_t seq = 0) const { return seq_pos_[static_cast<size_t>(seq)]; }
+  // Forgets positions >= n (n <= pos(seq)) of a sequence.
+  void truncate(int64_t n, int64_t seq = 0);
+  int64_t n_seq() const { return static_cast<int64_t>(seq_pos_.size()); }
+  int64_t max_batch() const { return max_batch_; }
   const Model& model() const { return model_; }
   // Accumulates stage timings into *profile from now on (nullptr: stop).
   void set_profile(DecodeProfile* profile) { profile_ = profile; }
 
  private:
-  void eval_batch(const int32_t* tokens, int64_t n, float* logits, bool all_logits);
+  // Evaluates the n rows of row_token_ / row_seq_ / row_pos_; the logits of
+  // rows logit_rows_[0, n_logits) go to logits.
+  void eval_batch(int64_t n, float* logits, int64_t n_logits);
+  // Offset of (seq, layer, position 0) in the KV cache.
+  int64_t cache_offset(int64_t seq, int64_t layer) const;
   void matmul(const Linear& l, const ActivationBatch& in, float* y);
   // Matrices that read the same input, in one parallel region where their kernels allow.
   template <size_t N>
@@ -63,7 +86,7 @@ class Decoder {
   const VectorOps& ops_;  // vectorized where the CPU allows (kernels/vector_ops.h)
   int64_t max_batch_;
   KvCacheType kv_type_;
-  int64_t pos_ = 0;
+  std::vector<int64_t> seq_pos_;  // [n_seq] positions held per sequence
   DecodeProfile* profile_ = nullptr;
   double stage_start_ = 0;
 
@@ -82,11 +105,16 @@ class Decoder {
   // unnormalized outputs [parts][tokens][Q] and (max, sum) pairs [parts][tokens][n_head][2].
   static constexpr int64_t kMaxPositionParts = 8, kSplitItemsPerThread = 4, kMinPartPositions = 64;
   int64_t position_parts(int64_t n) const;
+  // The batch being evaluated, [B] each: token, sequence, position; the rows
+  // whose logits are wanted; the fewest positions any row attends to.
+  std::vector<int32_t> row_token_;
+  std::vector<int64_t> row_seq_, row_pos_, logit_rows_;
+  int64_t min_attended_ = 0;
   int64_t split_tokens_ = 0;
   AlignedBuffer<float> part_out_, part_max_sum_;
   AlignedBuffer<float> rope_cos_, rope_sin_;  // [B][n_rot / 2] for the batch's positions
   ActivationBatch act_;          // shared int8 quantization of xn_ / gate_
-  // KV cache, [layer][n_ctx][KV], in f16 (or f32).
+  // KV cache, [seq][layer][n_ctx][KV], in f16 (or f32).
   AlignedBuffer<uint16_t> k_cache16_, v_cache16_;
   AlignedBuffer<float> k_cache32_, v_cache32_;
 };

@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "core/error.h"
-#include "runtime/generator.h"
 
 namespace lowbit {
 
@@ -51,8 +50,11 @@ int64_t integer_field(const json& j, const char* name, int64_t lo, int64_t hi, i
 }  // namespace
 
 CompletionService::CompletionService(const Model& model, const Tokenizer& tokenizer, ThreadPool& pool,
-                                     std::string model_name)
-    : model_(model), tokenizer_(tokenizer), model_name_(std::move(model_name)), session_(model, pool) {}
+                                     std::string model_name, int n_slots)
+    : model_(model),
+      tokenizer_(tokenizer),
+      model_name_(std::move(model_name)),
+      generator_(model, tokenizer, pool, n_slots) {}
 
 std::string CompletionService::render_chat(const std::vector<ChatMessage>& messages) const {
   return lowbit::render_chat(model_, tokenizer_.vocab(), messages);
@@ -142,14 +144,14 @@ void CompletionService::handle(const HttpRequest& req, HttpResponder& out) {
 }
 
 void CompletionService::complete(const CompletionRequest& r, HttpResponder& out) {
-  std::lock_guard<std::mutex> lock(session_mutex_);
   const std::vector<int32_t> prompt = tokenizer_.encode(r.prompt, tokenizer_.vocab().add_bos, /*parse_special=*/r.chat);
   const int64_t n_ctx = model_.n_ctx();
   if (prompt.empty()) return reply_json_error(out, 400, "the prompt encodes to no tokens");
   if (static_cast<int64_t>(prompt.size()) >= n_ctx)
     return reply_json_error(out, 400, "the prompt has " + std::to_string(prompt.size()) + " tokens; the context holds " +
                                      std::to_string(n_ctx));
-  const std::string id = (r.chat ? "chatcmpl-" : "cmpl-") + std::to_string(next_id_++);
+  const int64_t number = next_id_++;
+  const std::string id = (r.chat ? "chatcmpl-" : "cmpl-") + std::to_string(number);
   const int64_t created = static_cast<int64_t>(std::time(nullptr));
   auto event = [&](const std::string& text, const json& finish) {
     json choice = {{"index", 0}, {"finish_reason", finish}};
@@ -173,28 +175,37 @@ void CompletionService::complete(const CompletionRequest& r, HttpResponder& out)
   size_t sent = 0;
   bool stopped = false, gone = false;
   if (r.stream) out.begin_stream(200, "text/event-stream");
-  GenerateOptions g;
+  BatchedRequest g;
+  g.prompt = prompt;
   g.n_predict = r.max_tokens;
   g.sampling = r.sampling;
-  if (!r.seed_given) g.sampling.seed = static_cast<uint64_t>(created) * 1000003u + static_cast<uint64_t>(next_id_);
-  g.stop_requested = [&] { return stopped || gone; };
-  const GenerateResult result = session_.generate(tokenizer_, prompt, g, [&](std::string_view piece) {
+  if (!r.seed_given) g.sampling.seed = static_cast<uint64_t>(created) * 1000003u + static_cast<uint64_t>(number);
+  // Called with each sampled token; false ends the request.
+  auto on_token = [&](int32_t token) {
     const size_t from = text.size() > hold ? text.size() - hold : 0;
-    text += piece;
+    text += tokenizer_.token_to_piece(token);
     for (const std::string& s : r.stop)
       if (const size_t at = text.find(s, from); at != std::string::npos) {
         text.resize(std::max(at, sent));
         stopped = true;
       }
-    if (!r.stream) return;
+    if (!r.stream) return !stopped;
     size_t ready = stopped ? text.size() : text.size() > hold ? text.size() - hold : 0;
     ready = utf8_boundary(text, std::max(ready, sent));
     if (ready > sent && !out.chunk(event(text.substr(sent, ready - sent), nullptr))) gone = true;
     sent = std::max(sent, ready);
-  });
-  const int64_t same = session_.last_cached();
+    return !stopped && !gone;
+  };
+  BatchedResult result;
+  try {
+    result = generator_.generate(g, on_token);
+  } catch (const Error& e) {
+    if (!r.stream) return reply_json_error(out, 500, e.what());
+    throw;  // mid-stream: the connection closes without the final events
+  }
+  const int64_t same = result.cached;
   const int64_t n_gen = static_cast<int64_t>(result.generated.size());
-  const bool full = (r.max_tokens >= 0 && n_gen >= r.max_tokens) || session_.decoder().pos() >= n_ctx;
+  const bool full = (r.max_tokens >= 0 && n_gen >= r.max_tokens) || result.context_full;
   const std::string finish = stopped || !full ? "stop" : "length";
   const json usage = {{"prompt_tokens", prompt.size()},
                       {"completion_tokens", n_gen},

@@ -3,14 +3,15 @@
 //   GET  /v1/models            the one model
 //   POST /v1/completions       prompt -> text (stream: server-sent events)
 //   POST /v1/chat/completions  messages -> the assistant's reply (stream too)
-// One sequence at a time: requests wait their turn for the decoder, and
-// one that begins with the previous request's prompt and reply (a chat's next
-// turn) reuses their KV cache. Bad requests get a 4xx JSON error naming
-// the field; other requests go on.
+// Up to n_slots requests generate at once, batched into shared passes over
+// the weights (runtime/batched_generator.h); more wait for a slot. A request
+// that begins with an earlier request's prompt and reply (a chat's next turn)
+// reuses their KV cache when that slot is free. Bad requests get a 4xx JSON
+// error naming the field; other requests go on.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,7 @@
 #include "model/model.h"
 #include "runtime/chat_format.h"
 #include "runtime/sampler.h"
-#include "runtime/session.h"
+#include "runtime/batched_generator.h"
 #include "server/http_server.h"
 #include "tokenizer/tokenizer.h"
 
@@ -37,7 +38,8 @@ struct CompletionRequest {
 
 class CompletionService {
  public:
-  CompletionService(const Model& model, const Tokenizer& tokenizer, ThreadPool& pool, std::string model_name);
+  CompletionService(const Model& model, const Tokenizer& tokenizer, ThreadPool& pool, std::string model_name,
+                    int n_slots = 1);
   void handle(const HttpRequest& req, HttpResponder& out);
 
   // Parses a /v1/completions (chat = false) or /v1/chat/completions body; throws
@@ -52,9 +54,8 @@ class CompletionService {
   const Model& model_;
   const Tokenizer& tokenizer_;
   std::string model_name_;
-  std::mutex session_mutex_;
-  Session session_;      // under session_mutex_: keeps the last request's KV cache
-  int64_t next_id_ = 1;  // under session_mutex_
+  BatchedGenerator generator_;
+  std::atomic<int64_t> next_id_{1};
 };
 
 }  // namespace lowbit

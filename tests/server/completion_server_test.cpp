@@ -114,7 +114,7 @@ class CompletionServer : public ::testing::Test {
     write_dummy_model(opt, path, *pool_);
     model_ = Model::load(path, LoadOptions{}, *pool_);
     tokenizer_ = Tokenizer::create(read_vocab_gguf(*model_->gguf()));
-    service_ = std::make_unique<CompletionService>(*model_, *tokenizer_, *pool_, "tiny");
+    service_ = std::make_unique<CompletionService>(*model_, *tokenizer_, *pool_, "tiny", /*n_slots=*/3);
     server_ = std::make_unique<HttpServer>("127.0.0.1", 0);
     thread_ = std::thread([] { server_->serve([](const HttpRequest& q, HttpResponder& a) { service_->handle(q, a); }); });
   }
@@ -269,16 +269,27 @@ TEST_F(CompletionServer, BadRequestsGetTheirStatusAndTheServerGoesOn) {
   EXPECT_EQ(request(port(), "GET", "/health").status, 200);
 }
 
+// More requests than slots, some streamed: they generate side by side (three
+// at a time) and each gets the text it gets alone.
 TEST_F(CompletionServer, ConcurrentRequestsEachGetTheirAnswer) {
-  const std::string body = R"({"prompt":"Once upon","max_tokens":8,"temperature":0})";
-  std::vector<Reply> replies(3);
+  const std::vector<std::string> prompts = {"Once upon", "Zebra", "The cat sat", "Once upon", "A"};
+  std::vector<Reply> replies(prompts.size());
   std::vector<std::thread> clients;
-  for (auto& r : replies) clients.emplace_back([&] { r = request(port(), "POST", "/v1/completions", body); });
+  for (size_t i = 0; i < prompts.size(); ++i)
+    clients.emplace_back([&, i] {
+      const json req = {{"prompt", prompts[i]}, {"max_tokens", 8}, {"temperature", 0}, {"stream", i % 2 == 1}};
+      replies[i] = request(port(), "POST", "/v1/completions", req.dump());
+    });
   for (auto& t : clients) t.join();
-  const std::string want = json::parse(replies[0].body)["choices"][0]["text"];
-  for (const Reply& r : replies) {
-    ASSERT_EQ(r.status, 200);
-    EXPECT_EQ(json::parse(r.body)["choices"][0]["text"], want);  // each started from an empty cache
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    ASSERT_EQ(replies[i].status, 200) << replies[i].body;
+    bool done = true;
+    std::string finish;
+    const std::string text = i % 2 == 1 ? stream_text(replies[i].body, false, &done, &finish)
+                                        : json::parse(replies[i].body)["choices"][0]["text"].get<std::string>();
+    EXPECT_TRUE(done);
+    EXPECT_EQ(text, json::parse(json(greedy_text(prompts[i], 8)).dump(-1, ' ', false, json::error_handler_t::replace)))
+        << prompts[i];
   }
 }
 

@@ -1,0 +1,273 @@
+#include "runtime/batched_generator.h"
+
+#include <algorithm>
+#include <deque>
+#include <exception>
+#include <string>
+
+#include "core/error.h"
+
+namespace lowbit {
+
+// A sequence of the decoder and the request it runs. Fields are under mutex_,
+// except sampler, which only the engine thread touches.
+struct BatchedGenerator::Slot {
+  int index = 0;
+  // Kept between requests.
+  std::vector<int32_t> cached;  // the tokens at the sequence's positions, once it is free
+  uint64_t last_used = 0;
+  // The request in the slot.
+  bool busy = false;    // a request holds it (until its generate() returns)
+  bool active = false;  // the engine still works on it
+  bool reset = false;   // the engine truncates the sequence to `keep` before its first rows
+  int64_t keep = 0;
+  int64_t n_prompt = 0;
+  int64_t next_prompt = 0;  // prompt tokens [0, next_prompt) are in the cache or planned
+  int64_t budget = 0;       // tokens it may sample
+  bool budget_by_context = false;  // the context, not n_predict, set the budget
+  int64_t sampled = 0;
+  bool has_pending = false;  // `pending` was sampled and handed out, not yet evaluated
+  int32_t pending = 0;
+  bool cancel = false;  // its request wants no more tokens
+  bool context_full = false;
+  std::string error;
+  std::unique_ptr<Sampler> sampler;
+  std::vector<int32_t> history;  // prompt, then sampled tokens
+  std::deque<int32_t> out;       // sampled, not yet taken by the request
+  std::condition_variable ready; // request: tokens in `out`, or the engine is done
+};
+
+BatchedGenerator::BatchedGenerator(const Model& model, const Tokenizer& tokenizer, ThreadPool& pool, int n_slots,
+                                   int64_t max_batch, KvCacheType kv_type)
+    : model_(model),
+      tokenizer_(tokenizer),
+      decoder_(model, pool, std::max<int64_t>(max_batch, n_slots), kv_type, std::max(1, n_slots)) {
+  if (n_slots < 1) fail("batched generation needs at least 1 slot, not ", n_slots);
+  for (int i = 0; i < n_slots; ++i) {
+    slots_.push_back(std::make_unique<Slot>());
+    slots_.back()->index = i;
+  }
+  engine_ = std::thread([this] { engine_loop(); });
+}
+
+BatchedGenerator::~BatchedGenerator() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  work_.notify_all();
+  slot_freed_.notify_all();
+  engine_.join();
+}
+
+int64_t BatchedGenerator::passes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return passes_;
+}
+
+int64_t BatchedGenerator::rows_evaluated() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return rows_;
+}
+
+BatchedResult BatchedGenerator::generate(const BatchedRequest& request,
+                                         const std::function<bool(int32_t)>& on_token) {
+  const int64_t n_ctx = model_.n_ctx(), n_prompt = static_cast<int64_t>(request.prompt.size());
+  if (n_prompt == 0) fail("the prompt has no tokens");
+  if (n_prompt >= n_ctx) fail("the prompt has ", n_prompt, " tokens; the context holds ", n_ctx);
+  const int64_t V = model_.config().n_vocab;
+  for (const int32_t t : request.prompt)
+    if (t < 0 || t >= V) fail("prompt token ", t, " is outside the vocabulary of ", V);
+
+  std::unique_lock<std::mutex> lock(mutex_);
+  slot_freed_.wait(lock, [&] {
+    return stopping_ || std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return !s->busy; });
+  });
+  if (stopping_) fail("the server is shutting down");
+  // The free slot sharing the longest prefix with the prompt (at least the
+  // prompt's last token is evaluated: its logits sample the first token),
+  // else the one unused longest.
+  Slot* slot = nullptr;
+  int64_t best = -1;
+  for (const auto& s : slots_) {
+    if (s->busy) continue;
+    int64_t same = 0;
+    const int64_t n_cached = static_cast<int64_t>(s->cached.size());
+    while (same < n_cached && same + 1 < n_prompt && s->cached[same] == request.prompt[same]) ++same;
+    if (same > best || (same == best && s->last_used < slot->last_used)) best = same, slot = s.get();
+  }
+  Slot& s = *slot;
+  s.busy = s.active = s.reset = true;
+  s.keep = s.next_prompt = best;
+  s.n_prompt = n_prompt;
+  // generate_text's limits: n_predict < 0 fills the context; the last sampled
+  // token is never evaluated, so it may take the context's last position + 1.
+  const int64_t room = n_ctx - n_prompt + 1;
+  s.budget = request.n_predict < 0 ? room - 1 : std::min(request.n_predict, room);
+  s.budget_by_context = request.n_predict < 0 || request.n_predict > room;
+  s.sampled = 0;
+  s.has_pending = s.cancel = s.context_full = false;
+  s.error.clear();
+  s.out.clear();
+  s.sampler = std::make_unique<Sampler>(request.sampling, V);
+  s.history = request.prompt;
+  s.last_used = ++clock_;
+  work_.notify_one();
+
+  BatchedResult r;
+  r.cached = best;
+  r.slot = s.index;
+  bool want_more = true;
+  try {
+    for (;;) {
+      s.ready.wait(lock, [&] { return !s.out.empty() || !s.active; });
+      const std::vector<int32_t> got(s.out.begin(), s.out.end());
+      s.out.clear();
+      const bool done = !s.active;
+      lock.unlock();
+      for (const int32_t t : got) {
+        if (!want_more) break;
+        r.generated.push_back(t);
+        want_more = on_token(t);
+      }
+      lock.lock();
+      if (done) break;
+      if (!want_more && !s.cancel) {
+        s.cancel = true;
+        work_.notify_one();
+      }
+    }
+  } catch (...) {  // on_token threw: end the request, free the slot, pass it on
+    if (!lock.owns_lock()) lock.lock();
+    s.cancel = true;
+    work_.notify_one();
+    s.ready.wait(lock, [&] { return !s.active; });
+    s.busy = false;
+    slot_freed_.notify_one();
+    throw;
+  }
+  r.context_full = s.context_full;
+  const std::string error = s.error;
+  s.busy = false;
+  slot_freed_.notify_one();
+  lock.unlock();
+  if (!error.empty()) fail(error);
+  return r;
+}
+
+void BatchedGenerator::finish(Slot& s) {
+  if (s.reset) {  // ended before its first pass
+    decoder_.truncate(s.keep, s.index);
+    s.reset = false;
+  }
+  const int64_t pos = decoder_.pos(s.index);
+  if (s.error.empty()) {
+    s.cached.assign(s.history.begin(), s.history.begin() + std::min<int64_t>(pos, static_cast<int64_t>(s.history.size())));
+  } else {
+    s.cached.clear();  // what the failed pass left in the cache is unknown
+    decoder_.truncate(0, s.index);
+  }
+  s.active = false;
+  s.sampler.reset();
+  s.ready.notify_all();
+}
+
+void BatchedGenerator::plan_pass(std::vector<BatchRow>& rows, std::vector<int>& logit_slots) {
+  rows.clear();
+  logit_slots.clear();
+  const int64_t capacity = decoder_.max_batch();
+  for (const auto& sp : slots_) {
+    Slot& s = *sp;
+    if (!s.active) continue;
+    if (s.cancel) {
+      finish(s);
+      continue;
+    }
+    if (s.reset) {
+      decoder_.truncate(s.keep, s.index);
+      s.reset = false;
+    }
+    // A generating slot: its last sampled token (every such slot fits: the
+    // decoder holds at least n_slots rows).
+    if (s.has_pending) {
+      rows.push_back({s.pending, s.index, true});
+      logit_slots.push_back(s.index);
+      s.has_pending = false;
+    }
+  }
+  // Prompts in the room left, in slot order; a prompt's last row wants logits.
+  for (const auto& sp : slots_) {
+    Slot& s = *sp;
+    if (!s.active || s.next_prompt >= s.n_prompt) continue;
+    const int64_t take = std::min(s.n_prompt - s.next_prompt, capacity - static_cast<int64_t>(rows.size()));
+    for (int64_t i = 0; i < take; ++i) {
+      const bool last = s.next_prompt + 1 == s.n_prompt;
+      rows.push_back({s.history[static_cast<size_t>(s.next_prompt)], s.index, last});
+      if (last) logit_slots.push_back(s.index);
+      ++s.next_prompt;
+    }
+  }
+}
+
+void BatchedGenerator::take_token(Slot& s, int32_t token) {
+  if (s.cancel || s.sampled >= s.budget || tokenizer_.is_end_of_generation(token)) return finish(s);
+  s.out.push_back(token);
+  s.history.push_back(token);
+  ++s.sampled;
+  s.ready.notify_all();
+  // The last token of the budget, or one past the context, is not evaluated.
+  const bool context_end = decoder_.pos(s.index) >= model_.n_ctx();
+  if (s.sampled >= s.budget || context_end) {
+    s.context_full = context_end || s.budget_by_context;
+    return finish(s);
+  }
+  s.pending = token;
+  s.has_pending = true;
+}
+
+void BatchedGenerator::engine_loop() {
+  const int64_t V = model_.config().n_vocab;
+  std::vector<BatchRow> rows;
+  std::vector<int> logit_slots;
+  std::vector<int32_t> tokens;
+  std::vector<float> logits(static_cast<size_t>(n_slots() * V));
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    const auto any_active = [&] {
+      return std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->active; });
+    };
+    work_.wait(lock, [&] { return stopping_ || any_active(); });
+    if (!any_active()) return;  // stopping, nothing left
+    plan_pass(rows, logit_slots);
+    if (rows.empty()) continue;  // every active slot was cancelled
+    lock.unlock();
+    std::string error;
+    tokens.assign(logit_slots.size(), 0);
+    try {
+      decoder_.eval_rows(rows.data(), static_cast<int64_t>(rows.size()), logits.data());
+      for (size_t k = 0; k < logit_slots.size(); ++k) {
+        Slot& s = *slots_[static_cast<size_t>(logit_slots[k])];
+        tokens[k] = s.sampler->sample(logits.data() + static_cast<int64_t>(k) * V, s.history);
+      }
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    lock.lock();
+    ++passes_;
+    rows_ += static_cast<int64_t>(rows.size());
+    if (!error.empty()) {
+      for (const auto& sp : slots_) {
+        Slot& s = *sp;
+        const bool in_pass = std::any_of(rows.begin(), rows.end(), [&](const BatchRow& r) { return r.seq == s.index; });
+        if (s.active && in_pass) {
+          s.error = error;
+          finish(s);
+        }
+      }
+      continue;
+    }
+    for (size_t k = 0; k < logit_slots.size(); ++k) take_token(*slots_[static_cast<size_t>(logit_slots[k])], tokens[k]);
+  }
+}
+
+}  // namespace lowbit

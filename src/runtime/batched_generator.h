@@ -1,0 +1,85 @@
+// Generation for several clients at once (continuous batching). Each request
+// takes a sequence slot of one multi-sequence Decoder, and one engine thread
+// evaluates the next tokens of every active slot in a single pass over the
+// weights: one token for each slot that is generating, and prompt tokens of
+// new requests in the room left (at most max_batch rows a pass). Decode reads
+// every weight byte per pass, so N slots decoding together cost about what one
+// does while memory-bound: the many-token GEMM kernels do the rest.
+//
+// A slot keeps its KV cache when its request ends. A new request takes the
+// free slot whose cached tokens share the longest prefix with its prompt (a
+// chat's next turn resends the conversation) and evaluates only the rest.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "model/decoder.h"
+#include "runtime/sampler.h"
+#include "tokenizer/tokenizer.h"
+
+namespace lowbit {
+
+struct BatchedRequest {
+  std::vector<int32_t> prompt;  // non-empty, shorter than the context
+  int64_t n_predict = 128;      // tokens to sample at most (< 0: until the context is full)
+  SamplerParams sampling;
+};
+
+struct BatchedResult {
+  std::vector<int32_t> generated;  // sampled tokens handed to on_token, end token excluded
+  int64_t cached = 0;              // prompt tokens found in the slot's KV cache
+  int slot = 0;                    // the sequence slot the request ran in
+  bool context_full = false;       // stopped because the context had no room left
+};
+
+class BatchedGenerator {
+ public:
+  // n_slots sequences, each with a KV cache of the model's context (pages are
+  // mapped as positions fill). max_batch: most rows in one pass.
+  BatchedGenerator(const Model& model, const Tokenizer& tokenizer, ThreadPool& pool, int n_slots,
+                   int64_t max_batch = 64, KvCacheType kv_type = KvCacheType::F16);
+  ~BatchedGenerator();  // after every generate() has returned
+  BatchedGenerator(const BatchedGenerator&) = delete;
+  BatchedGenerator& operator=(const BatchedGenerator&) = delete;
+
+  // Runs one request beside the others and blocks until it ends: waits for a
+  // free slot, then calls on_token on this thread with each sampled token, in
+  // order. on_token returning false ends the request there. Throws Error for
+  // a bad request or a failed evaluation (the request's slot then forgets its
+  // cache; other requests go on).
+  BatchedResult generate(const BatchedRequest& request, const std::function<bool(int32_t)>& on_token);
+
+  int n_slots() const { return static_cast<int>(slots_.size()); }
+  // Passes over the weights so far and the rows they evaluated (tests, stats).
+  int64_t passes() const;
+  int64_t rows_evaluated() const;
+
+ private:
+  struct Slot;
+  void engine_loop();
+  // Under mutex_: the rows of the next pass, and which slot each logits row is for.
+  void plan_pass(std::vector<BatchRow>& rows, std::vector<int>& logit_slots);
+  // Under mutex_: a sampled token for slot s.
+  void take_token(Slot& s, int32_t token);
+  void finish(Slot& s);
+
+  const Model& model_;
+  const Tokenizer& tokenizer_;
+  Decoder decoder_;  // touched by the engine thread only
+  std::vector<std::unique_ptr<Slot>> slots_;
+  mutable std::mutex mutex_;
+  std::condition_variable work_;        // engine: a slot became active or wants cancelling
+  std::condition_variable slot_freed_;  // requests: a slot became free
+  bool stopping_ = false;
+  uint64_t clock_ = 0;  // admission counter: the least recently used free slot goes first
+  int64_t passes_ = 0, rows_ = 0;
+  std::thread engine_;
+};
+
+}  // namespace lowbit

@@ -1,0 +1,246 @@
+// Several sequences in one decoder: rows of different sequences evaluated in
+// one pass must give each sequence the logits it gets alone, and the batched
+// generator must give each concurrent request the tokens generate_text gives
+// it alone, in fewer passes over the weights than requests x tokens.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "core/error.h"
+#include "fixtures.h"
+#include "model/decoder.h"
+#include "model/model.h"
+#include "runtime/batched_generator.h"
+#include "runtime/dummy_model.h"
+#include "runtime/generator.h"
+#include "tokenizer/tokenizer.h"
+#include "tokenizer/vocab_gguf.h"
+
+namespace lowbit {
+namespace {
+
+class BatchedGeneration : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    pool_ = std::make_unique<ThreadPool>(2);
+    const std::string path = testing::temp_path("batched-tiny.gguf");
+    DummyModelOptions opt;
+    opt.shape = "tiny";
+    opt.seed = 11;
+    write_dummy_model(opt, path, *pool_);
+    LoadOptions lo;
+    lo.n_ctx = 96;
+    model_ = Model::load(path, lo, *pool_);
+    tokenizer_ = Tokenizer::create(read_vocab_gguf(*model_->gguf()));
+  }
+  static void TearDownTestSuite() {
+    tokenizer_.reset();
+    model_.reset();
+    pool_.reset();
+  }
+
+  static std::vector<int32_t> tokens(int64_t n, int32_t seed) {
+    std::vector<int32_t> t(static_cast<size_t>(n));
+    const int32_t V = static_cast<int32_t>(model_->config().n_vocab);
+    for (int64_t i = 0; i < n; ++i) t[static_cast<size_t>(i)] = (seed * 7919 + static_cast<int32_t>(i) * 104729) % V;
+    return t;
+  }
+
+  // Greedy tokens generate_text gives the prompt alone (the reference).
+  static std::vector<int32_t> alone(const std::vector<int32_t>& prompt, int64_t n) {
+    Decoder d(*model_, *pool_);
+    GenerateOptions g;
+    g.n_predict = n;
+    g.sampling.temperature = 0;
+    return generate_text(d, *tokenizer_, prompt, g, [](std::string_view) {}).generated;
+  }
+
+  static inline std::unique_ptr<ThreadPool> pool_;
+  static inline std::unique_ptr<Model> model_;
+  static inline std::unique_ptr<Tokenizer> tokenizer_;
+};
+
+// Three sequences of different lengths, their prompts split over passes and
+// mixed with the others' decode rows: every logits row is the one its
+// sequence gets evaluated alone, one token at a time after its prompt.
+TEST_F(BatchedGeneration, RowsOfSeveralSequencesGetTheLogitsEachGetsAlone) {
+  const int64_t V = model_->config().n_vocab;
+  const std::vector<std::vector<int32_t>> seqs = {tokens(7, 1), tokens(12, 2), tokens(3, 3)};
+  // Reference: each sequence's logits at every position, alone.
+  std::vector<std::vector<float>> want(seqs.size());
+  for (size_t s = 0; s < seqs.size(); ++s) {
+    Decoder d(*model_, *pool_);
+    want[s].resize(seqs[s].size() * static_cast<size_t>(V));
+    d.eval(seqs[s].data(), static_cast<int64_t>(seqs[s].size()), want[s].data(), /*all_logits=*/true);
+  }
+  // Batched: passes of up to 8 rows taking the sequences' tokens round-robin
+  // in uneven runs (1, 2 or 3 tokens of a sequence at once).
+  Decoder d(*model_, *pool_, 8, KvCacheType::F16, 3);
+  std::vector<size_t> next(seqs.size(), 0);
+  std::vector<float> logits(8 * static_cast<size_t>(V));
+  int passes = 0;
+  for (bool left = true; left; ++passes) {
+    std::vector<BatchRow> rows;
+    std::vector<std::pair<size_t, size_t>> at;  // (sequence, position) of each logits row
+    for (size_t s = 0; s < seqs.size(); ++s) {
+      const size_t run = 1 + (s + static_cast<size_t>(passes)) % 3;
+      for (size_t i = 0; i < run && next[s] < seqs[s].size() && rows.size() < 8; ++i, ++next[s]) {
+        rows.push_back({seqs[s][next[s]], static_cast<int32_t>(s), true});
+        at.emplace_back(s, next[s]);
+      }
+    }
+    d.eval_rows(rows.data(), static_cast<int64_t>(rows.size()), logits.data());
+    for (size_t k = 0; k < at.size(); ++k) {
+      const float* got = logits.data() + k * static_cast<size_t>(V);
+      const float* ref = want[at[k].first].data() + at[k].second * static_cast<size_t>(V);
+      float worst = 0, scale = 0;
+      for (int64_t v = 0; v < V; ++v) {
+        worst = std::max(worst, std::fabs(got[v] - ref[v]));
+        scale = std::max(scale, std::fabs(ref[v]));
+      }
+      EXPECT_LE(worst, 1e-5f * scale) << "sequence " << at[k].first << " position " << at[k].second;
+    }
+    left = false;
+    for (size_t s = 0; s < seqs.size(); ++s) left |= next[s] < seqs[s].size();
+  }
+  for (size_t s = 0; s < seqs.size(); ++s) EXPECT_EQ(d.pos(static_cast<int64_t>(s)), static_cast<int64_t>(seqs[s].size()));
+  EXPECT_LT(passes, 22 / 2) << "rows of several sequences share passes";
+}
+
+TEST_F(BatchedGeneration, BadRowsAreRefusedAndChangeNothing) {
+  Decoder d(*model_, *pool_, 4, KvCacheType::F16, 2);
+  std::vector<float> logits(4 * static_cast<size_t>(model_->config().n_vocab));
+  const BatchRow bad_seq[] = {{1, 0, false}, {2, 2, true}};
+  try {
+    d.eval_rows(bad_seq, 2, logits.data());
+    FAIL() << "a row of sequence 2 in a 2-sequence decoder was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no sequence 2"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(d.pos(0), 0);
+  const BatchRow five[] = {{1, 0, false}, {1, 0, false}, {1, 0, false}, {1, 0, false}, {1, 1, true}};
+  EXPECT_THROW(d.eval_rows(five, 5, logits.data()), Error);  // over max_batch
+  // A sequence one token from the end of the context takes one row, not two.
+  const std::vector<int32_t> fill = tokens(model_->n_ctx() - 1, 4);
+  Decoder full(*model_, *pool_, 64, KvCacheType::F16, 2);
+  for (size_t i = 0; i < fill.size(); i += 64)
+    full.eval(fill.data() + i, std::min<int64_t>(64, static_cast<int64_t>(fill.size() - i)), logits.data());
+  const BatchRow two[] = {{5, 0, false}, {6, 0, true}};
+  try {
+    full.eval_rows(two, 2, logits.data());
+    FAIL() << "context overflow accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("context overflow: sequence 0"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(full.pos(0), model_->n_ctx() - 1);
+  EXPECT_NO_THROW(full.eval_rows(two, 1, logits.data()));
+  EXPECT_EQ(full.pos(0), model_->n_ctx());
+}
+
+// Four requests at once on three slots: each gets the greedy tokens it gets
+// alone; the requests share passes over the weights.
+TEST_F(BatchedGeneration, ConcurrentRequestsGetWhatEachGetsAlone) {
+  BatchedGenerator gen(*model_, *tokenizer_, *pool_, 3, 16);
+  const int kRequests = 4;
+  const int64_t n = 10;
+  std::vector<std::vector<int32_t>> prompts, want;
+  for (int i = 0; i < kRequests; ++i) {
+    prompts.push_back(tokens(3 + 11 * i, 20 + i));
+    want.push_back(alone(prompts.back(), n));
+  }
+  std::vector<BatchedResult> got(kRequests);
+  std::vector<std::vector<int32_t>> streamed(kRequests);
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kRequests; ++i)
+    clients.emplace_back([&, i] {
+      BatchedRequest r;
+      r.prompt = prompts[static_cast<size_t>(i)];
+      r.n_predict = n;
+      r.sampling.temperature = 0;
+      got[static_cast<size_t>(i)] = gen.generate(r, [&](int32_t t) {
+        streamed[static_cast<size_t>(i)].push_back(t);
+        return true;
+      });
+    });
+  for (auto& c : clients) c.join();
+  int64_t tokens_out = 0;
+  for (int i = 0; i < kRequests; ++i) {
+    const auto u = static_cast<size_t>(i);
+    EXPECT_EQ(got[u].generated, want[u]) << "request " << i;
+    EXPECT_EQ(streamed[u], want[u]) << "request " << i;
+    tokens_out += static_cast<int64_t>(want[u].size());
+  }
+  // Alone, the requests take a pass per generated token (the last sampled
+  // token is not evaluated) plus their prompts' passes: batched, fewer.
+  const int64_t rows = gen.rows_evaluated(), passes = gen.passes();
+  EXPECT_GT(rows, tokens_out);  // prompts and tokens
+  EXPECT_LT(passes, tokens_out) << rows << " rows in " << passes << " passes";
+}
+
+// A request whose prompt begins with a finished request's prompt and reply
+// evaluates only the rest, and gets what it gets alone.
+TEST_F(BatchedGeneration, NextTurnReusesItsSlotsCache) {
+  BatchedGenerator gen(*model_, *tokenizer_, *pool_, 2);
+  BatchedRequest r;
+  r.prompt = tokens(9, 40);
+  r.n_predict = 6;
+  r.sampling.temperature = 0;
+  const BatchedResult first = gen.generate(r, [](int32_t) { return true; });
+  EXPECT_EQ(first.cached, 0);
+  BatchedRequest other = r;
+  other.prompt = tokens(5, 41);
+  const BatchedResult unrelated = gen.generate(other, [](int32_t) { return true; });
+  EXPECT_NE(unrelated.slot, first.slot) << "the free slot unused longest";
+  BatchedRequest next = r;
+  next.prompt.insert(next.prompt.end(), first.generated.begin(), first.generated.end());
+  const std::vector<int32_t> more = tokens(4, 42);
+  next.prompt.insert(next.prompt.end(), more.begin(), more.end());
+  const BatchedResult second = gen.generate(next, [](int32_t) { return true; });
+  EXPECT_EQ(second.slot, first.slot);
+  // The first prompt and the reply's evaluated tokens (all but the last).
+  EXPECT_EQ(second.cached, 9 + 6 - 1);
+  EXPECT_EQ(second.generated, alone(next.prompt, 6));
+}
+
+// on_token returning false ends a request at once; one that throws frees its
+// slot and its error reaches the caller; the generator goes on.
+TEST_F(BatchedGeneration, StoppedAndFailedRequestsFreeTheirSlots) {
+  BatchedGenerator gen(*model_, *tokenizer_, *pool_, 1);
+  BatchedRequest r;
+  r.prompt = tokens(4, 50);
+  r.n_predict = 30;
+  r.sampling.temperature = 0;
+  int seen = 0;
+  const BatchedResult stopped = gen.generate(r, [&](int32_t) { return ++seen < 3; });
+  EXPECT_EQ(stopped.generated.size(), 3u);
+  EXPECT_EQ(seen, 3);
+  EXPECT_THROW(gen.generate(r, [](int32_t) -> bool { throw Error("client gone"); }), Error);
+  BatchedRequest bad = r;
+  bad.prompt.push_back(static_cast<int32_t>(model_->config().n_vocab));
+  EXPECT_THROW(gen.generate(bad, [](int32_t) { return true; }), Error);
+  bad.prompt = tokens(model_->n_ctx(), 51);
+  EXPECT_THROW(gen.generate(bad, [](int32_t) { return true; }), Error);
+  r.n_predict = 5;
+  EXPECT_EQ(gen.generate(r, [](int32_t) { return true; }).generated, alone(r.prompt, 5));
+}
+
+// n_predict < 0 fills the context: the request ends there and says so.
+TEST_F(BatchedGeneration, RequestEndsAtTheContext) {
+  BatchedGenerator gen(*model_, *tokenizer_, *pool_, 2);
+  BatchedRequest r;
+  r.prompt = tokens(model_->n_ctx() - 5, 60);
+  r.n_predict = -1;
+  r.sampling.temperature = 0;
+  const BatchedResult res = gen.generate(r, [](int32_t) { return true; });
+  if (res.generated.size() == 5) EXPECT_TRUE(res.context_full);  // else an end token came first
+  EXPECT_LE(res.generated.size(), 5u);
+  EXPECT_EQ(res.generated, alone(r.prompt, -1));
+}
+
+}  // namespace
+}  // namespace lowbit
