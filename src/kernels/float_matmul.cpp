@@ -33,10 +33,10 @@ class FloatMatmul final : public Matmul {
     // Many chunks per thread: dynamic balance across fast and slow cores.
     const int64_t chunk = std::max<int64_t>(1, tiles / (16 * pool.size()));
     pool.parallel_for(tiles, chunk, [&](int64_t begin, int64_t end, int) {
-      if (in.tokens() == 1) {  // one call for the chunk's rows: the GEMV may read several of them at once
+      if (in.tokens() <= kFloatTileTokens) {  // one call for the chunk's rows: it may read several at once
         const int64_t r0 = begin * kFloatTileRows, r1 = std::min(rows_, end * kFloatTileRows);
-        dots_(weights_.data() + r0 * row_bytes_, row_bytes_, static_cast<int>(r1 - r0), in.x(), cols_, 1, cols_,
-              y + r0, rows_);
+        dots_(weights_.data() + r0 * row_bytes_, row_bytes_, static_cast<int>(r1 - r0), in.x(), cols_,
+              static_cast<int>(in.tokens()), cols_, y + r0, rows_);
         return;
       }
       for (int64_t tile = begin; tile < end; ++tile) {

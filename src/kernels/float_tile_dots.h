@@ -13,10 +13,11 @@ namespace lowbit {
 inline constexpr int kFloatTileRows = 4;
 inline constexpr int kFloatTileTokens = 4;
 
-// For rows <= kFloatTileRows weight rows (row r at w + r * row_bytes, k values
-// of the tile's type: F32, F16, BF16 or Q6_K) and tokens <= kFloatTileTokens inputs
-// (token t at x + t * x_stride, k floats), or any number of rows for one token
-// (a GEMV takes a whole chunk of rows per call):
+// For `rows` weight rows (row r at w + r * row_bytes, k values of the tile's
+// type: F32, F16, BF16 or Q6_K) and tokens <= kFloatTileTokens inputs (token t
+// at x + t * x_stride, k floats). A GEMV or a few tokens take a whole chunk of
+// rows per call; many tokens go tile by tile (kFloatTileRows rows), so the
+// tile stays in L1 while every block of tokens passes over it:
 //   y[t * y_stride + r] = sum_k W[r][k] * x[t][k], accumulated in float.
 using FloatTileDots = void (*)(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride,
                                int tokens, int64_t k, float* y, int64_t y_stride);

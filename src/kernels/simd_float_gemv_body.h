@@ -168,13 +168,82 @@ void float_row_streams(const uint8_t* w, int64_t row_bytes, int64_t per, const f
   }
 }
 
+// 2 to 4 tokens (a few sequences decoding together), kStreams rows at a time
+// as float_row_streams reads them, prefetched alike. Per (row, token) exactly
+// float_tile<S, Row, 1, kTokens, 1>'s arithmetic (one accumulator).
+template <class S, class Row, int kStreams, int kTokens>
+void float_row_streams_tokens(const uint8_t* w, int64_t row_bytes, int64_t per, const float* x, int64_t x_stride,
+                              int64_t k, float* y, int64_t y_stride) {
+  using V = typename S::V;
+  constexpr int L = S::kLanes;
+  for (int64_t r = 0; r < per; ++r) {
+    const uint8_t* row[kStreams];
+    #pragma GCC unroll 8
+    for (int j = 0; j < kStreams; ++j) row[j] = w + (j * per + r) * row_bytes;
+    V acc[kStreams][kTokens];
+    #pragma GCC unroll 8
+    for (int j = 0; j < kStreams; ++j)
+      #pragma GCC unroll 4
+      for (int t = 0; t < kTokens; ++t) acc[j][t] = S::zero();
+    int64_t i = 0;
+    for (; i + L <= k; i += L) {
+      if (((i * Row::kValueBytes) & 63) == 0) {  // a line per stream every 64 bytes
+        #pragma GCC unroll 8
+        for (int j = 0; j < kStreams; ++j)
+          __builtin_prefetch(row[j] + i * Row::kValueBytes + kFloatStreamPrefetchBytes, 0, 0);  // prefetchnta
+      }
+      V xv[kTokens];
+      #pragma GCC unroll 4
+      for (int t = 0; t < kTokens; ++t) xv[t] = S::load(x + t * x_stride + i);
+      #pragma GCC unroll 8
+      for (int j = 0; j < kStreams; ++j) {
+        const V wv = Row::load(row[j], i);
+        #pragma GCC unroll 4
+        for (int t = 0; t < kTokens; ++t) acc[j][t] = S::fmadd(wv, xv[t], acc[j][t]);
+      }
+    }
+    if (i < k) {
+      const int64_t n = k - i;
+      V xv[kTokens];
+      #pragma GCC unroll 4
+      for (int t = 0; t < kTokens; ++t) xv[t] = S::load_partial(x + t * x_stride + i, n);
+      #pragma GCC unroll 8
+      for (int j = 0; j < kStreams; ++j) {
+        const V wv = Row::load_partial(row[j], i, n);
+        #pragma GCC unroll 4
+        for (int t = 0; t < kTokens; ++t) acc[j][t] = S::fmadd(wv, xv[t], acc[j][t]);
+      }
+    }
+    #pragma GCC unroll 8
+    for (int j = 0; j < kStreams; ++j)
+      #pragma GCC unroll 4
+      for (int t = 0; t < kTokens; ++t) y[t * y_stride + j * per + r] = S::reduce_add(acc[j][t]);
+  }
+}
+
+// The rows float_row_streams_tokens took (0 when the call's rows are too few
+// for streams kStreamsMinApartBytes apart).
+template <class S, class Row, int kStreams, int kTokens>
+int64_t streamed_rows_tokens(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride, int64_t k,
+                             float* y, int64_t y_stride) {
+  const int64_t per = rows / kStreams;
+  if (per == 0 || per * row_bytes < kStreamsMinApartBytes) return 0;
+  float_row_streams_tokens<S, Row, kStreams, kTokens>(w, row_bytes, per, x, x_stride, k, y, y_stride);
+  return per * kStreams;
+}
+
 // One token (a GEMV): row by row with 4 accumulators, or (prefetch on) four
 // rows a quarter of the call's rows apart at once. Four neighbouring rows at
 // once had run at ~70% of the read bandwidth on one core, one row at a time at
 // ~93%: the streams gain only when far apart (1 thread, against one row at a
 // time: 4 rows apart 9% slower, 256 rows apart 9% faster, 1000 rows apart
 // 14-17% faster). Several tokens: 4 x 4 tiles, each weight vector converted
-// once for 4 tokens.
+// once for 4 tokens; with prefetch on, 2 to 4 tokens read distant rows as one
+// token does (4 streams; 2 for 3 or 4 tokens in 16 ymm registers). On an
+// AVX2 Zen 3 that took the 2B-4T F16 head, 2 / 4 sequences decoding together,
+// from 68-72% / 57-60% to 96-97% / 77-79% of the read bandwidth (builds
+// alternated; docs/performance.md "Session 14"). 4 adjacent rows with a
+// prefetch each were no faster, 2 adjacent rows slower.
 template <class S, class Row, int kRows>
 void float_tile_tokens(const uint8_t* w, int64_t row_bytes, const float* x, int64_t x_stride, int tokens, int64_t k,
                        float* y, int64_t y_stride) {
@@ -199,10 +268,20 @@ void float_tile_dots(const uint8_t* w, int64_t row_bytes, int rows, const float*
     }
     for (; r < rows; ++r)
       float_tile<S, Row, 1, 1, 4, kPrefetch>(w + r * row_bytes, row_bytes, x, x_stride, k, y + r, y_stride);
-  } else if (rows == kFloatTileRows) {
-    float_tile_tokens<S, Row, kFloatTileRows>(w, row_bytes, x, x_stride, tokens, k, y, y_stride);
   } else {
-    for (int r = 0; r < rows; ++r)
+    int64_t r = 0;
+    if constexpr (kPrefetch) {
+      constexpr int kWide = S::kLanes > 8 ? 4 : 2;  // streams for 3 or 4 tokens
+      switch (tokens) {
+        case 2: r = streamed_rows_tokens<S, Row, 4, 2>(w, row_bytes, rows, x, x_stride, k, y, y_stride); break;
+        case 3: r = streamed_rows_tokens<S, Row, kWide, 3>(w, row_bytes, rows, x, x_stride, k, y, y_stride); break;
+        case 4: r = streamed_rows_tokens<S, Row, kWide, 4>(w, row_bytes, rows, x, x_stride, k, y, y_stride); break;
+        default: break;
+      }
+    }
+    for (; r + kFloatTileRows <= rows; r += kFloatTileRows)
+      float_tile_tokens<S, Row, kFloatTileRows>(w + r * row_bytes, row_bytes, x, x_stride, tokens, k, y + r, y_stride);
+    for (; r < rows; ++r)
       float_tile_tokens<S, Row, 1>(w + r * row_bytes, row_bytes, x, x_stride, tokens, k, y + r, y_stride);
   }
 }

@@ -74,35 +74,39 @@ TEST(FloatKernel, MatchesReferenceAtEveryIsa) {
   }
 }
 
-// One token: with the prefetch on (AMD) rows are read four at a time from
-// distant parts of each chunk (quarters of at least kStreamsMinApartBytes: at
-// 1 thread the 67 MB matrix's chunks have 1 MiB quarters); every row must
-// still get exactly the bits it gets read alone, whatever the chunking
-// (thread count) or the grouping.
-TEST(FloatKernel, OneTokenRowsAreBitwiseIndependentOfGrouping) {
+// One to four tokens: with the prefetch on (AMD) rows are read two or four at
+// a time from distant parts of each chunk (parts of at least
+// kStreamsMinApartBytes: at 1 thread the 67 MB matrix's chunks have 1 MiB
+// quarters); every row must still get exactly the bits it gets read alone (or
+// in a 4-row tile, the same arithmetic), whatever the chunking (thread count)
+// or the grouping.
+TEST(FloatKernel, FewTokenRowsAreBitwiseIndependentOfGrouping) {
   const auto variants = isa_variants();
   ASSERT_FALSE(variants.empty()) << "this CPU has no AVX2: the f16 family cannot run";
   for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{16400, 2048}, {1031, 100}}) {
     const auto w = random_float_weights(GgmlType::F16, rows, cols, static_cast<uint64_t>(rows + cols));
     const WeightView view{"w", GgmlType::F16, rows, cols, w.data()};
-    const auto x = random_activations(1, cols, 5);
-    ActivationBatch in(1, cols);
-    in.set(x.data(), 1, cols);
-    for (const auto& v : variants) {
-      std::vector<float> alone;  // prefetch off: every row read on its own
-      for (const int threads : {1, 2}) {
-        ThreadPool pool(threads);
-        for (const bool amd : {false, true}) {
-          CpuFeatures cpu = v.cpu;
-          cpu.vendor_amd = amd;
-          const auto kernel = find_kernel_family("f16")->make(view, cpu, pool);
-          std::vector<float> got(static_cast<size_t>(rows), NAN);
-          kernel->forward(in, got.data(), pool);
-          if (alone.empty()) alone = got;
-          for (int64_t r = 0; r < rows; ++r)
-            ASSERT_EQ(std::memcmp(&got[r], &alone[r], sizeof(float)), 0)
-                << kernel->kernel_name() << " " << rows << "x" << cols << " row " << r << ": " << got[r] << " vs "
-                << alone[r] << " (threads " << threads << (amd ? ", streams" : "") << ")";
+    for (const int64_t tokens : {1, 2, 3, 4}) {
+      const auto x = random_activations(tokens, cols, static_cast<uint64_t>(5 + tokens));
+      ActivationBatch in(tokens, cols);
+      in.set(x.data(), tokens, cols);
+      for (const auto& v : variants) {
+        std::vector<float> alone;  // prefetch off: rows read alone or in 4-row tiles
+        for (const int threads : {1, 2}) {
+          ThreadPool pool(threads);
+          for (const bool amd : {false, true}) {
+            CpuFeatures cpu = v.cpu;
+            cpu.vendor_amd = amd;
+            const auto kernel = find_kernel_family("f16")->make(view, cpu, pool);
+            std::vector<float> got(static_cast<size_t>(tokens * rows), NAN);
+            kernel->forward(in, got.data(), pool);
+            if (alone.empty()) alone = got;
+            for (size_t i = 0; i < got.size(); ++i)
+              ASSERT_EQ(std::memcmp(&got[i], &alone[i], sizeof(float)), 0)
+                  << kernel->kernel_name() << " " << rows << "x" << cols << " tokens " << tokens << " token "
+                  << i / static_cast<size_t>(rows) << " row " << i % static_cast<size_t>(rows) << ": " << got[i]
+                  << " vs " << alone[i] << " (threads " << threads << (amd ? ", streams" : "") << ")";
+          }
         }
       }
     }

@@ -117,6 +117,7 @@ void tile_dots_int16(const uint8_t* tile, int64_t groups, const int8_t* q, int64
     #pragma GCC unroll 16
     for (auto& token_acc : acc) token_acc[0] = token_acc[1] = _mm256_setzero_si256();
     for (int64_t g = g0; g < g_end; ++g) {
+      _mm_prefetch(reinterpret_cast<const char*>(tile + 64 * g + kPrefetchBytes), _MM_HINT_T0);
       const __m256i lines[2] = {_mm256_load_si256(reinterpret_cast<const __m256i*>(tile + 64 * g)),
                                 _mm256_load_si256(reinterpret_cast<const __m256i*>(tile + 64 * g + 32))};
       #pragma GCC unroll 16
