@@ -64,7 +64,6 @@ GenerateResult generate_text(Decoder& decoder, const Tokenizer& tokenizer, const
     on_text(options.llama2c_rules ? llama2c_piece(tokenizer, history.back(), next) : tokenizer.token_to_piece(next));
     history.push_back(next);
     r.generated.push_back(next);
-    if (options.stop_requested && options.stop_requested()) break;
     // The last sampled token needs no evaluation (nothing samples after it),
     // and neither does one that would run past the context.
     if (i + 1 == budget || decoder.pos() >= decoder.model().n_ctx()) break;

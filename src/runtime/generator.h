@@ -21,9 +21,6 @@ struct GenerateOptions {
   // generation stops when BOS is sampled, and pieces print with its decode
   // (leading space dropped after BOS, unprintable single bytes skipped).
   bool llama2c_rules = false;
-  // Asked after each streamed piece: true stops generation there (a server's
-  // client went away, or a stop string was met).
-  std::function<bool()> stop_requested;
   // The decoder already holds the prompt's first cached_prefix tokens (its
   // pos() is that, and it is below the prompt's length): only the rest is
   // evaluated. A server keeps a conversation's KV cache this way.

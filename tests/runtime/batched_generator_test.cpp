@@ -237,9 +237,14 @@ TEST_F(BatchedGeneration, RequestEndsAtTheContext) {
   r.n_predict = -1;
   r.sampling.temperature = 0;
   const BatchedResult res = gen.generate(r, [](int32_t) { return true; });
-  if (res.generated.size() == 5) EXPECT_TRUE(res.context_full);  // else an end token came first
-  EXPECT_LE(res.generated.size(), 5u);
   EXPECT_EQ(res.generated, alone(r.prompt, -1));
+  ASSERT_EQ(res.generated.size(), 5u) << "an end token came first: pick another prompt";
+  EXPECT_TRUE(res.context_full);
+  r.n_predict = 3;
+  const BatchedResult shorter = gen.generate(r, [](int32_t) { return true; });
+  EXPECT_EQ(shorter.generated.size(), 3u);
+  EXPECT_FALSE(shorter.context_full);
+  EXPECT_EQ(shorter.cached, r.prompt.size() - 1) << "the slot held the prompt";
 }
 
 }  // namespace

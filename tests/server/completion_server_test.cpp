@@ -308,11 +308,12 @@ TEST_F(CompletionServer, NextTurnReusesTheCachedPrefix) {
   EXPECT_LT(cached, j["usage"]["prompt_tokens"].get<int>());
   EXPECT_EQ(j["choices"][0]["text"],
             json::parse(json(greedy_text(prompt, 10)).dump(-1, ' ', false, json::error_handler_t::replace)));
-  // A different prompt shares nothing (beyond BOS) and still gives the fresh text.
-  const Reply other = request(port(), "POST", "/v1/completions", R"({"prompt":"Zebra","max_tokens":5,"temperature":0})");
+  // A prompt no earlier test sent shares nothing with any slot (beyond BOS)
+  // and still gives the fresh text.
+  const Reply other = request(port(), "POST", "/v1/completions", R"({"prompt":"Quokka","max_tokens":5,"temperature":0})");
   EXPECT_LE(json::parse(other.body)["usage"]["prompt_tokens_details"]["cached_tokens"].get<int>(), 1);
   EXPECT_EQ(json::parse(other.body)["choices"][0]["text"],
-            json::parse(json(greedy_text("Zebra", 5)).dump(-1, ' ', false, json::error_handler_t::replace)));
+            json::parse(json(greedy_text("Quokka", 5)).dump(-1, ' ', false, json::error_handler_t::replace)));
 }
 
 // A client that leaves mid-stream: generation stops, the next request is served.
