@@ -49,8 +49,8 @@ CommandMain setup_serve(CLI::App& app) {
   app.add_option("--host", o->host, "address to listen on (default 127.0.0.1)");
   app.add_option("--port", o->port, "port (default 8080; 0: any free port)")->check(CLI::Range(0, 65535));
   app.add_option("--parallel", o->parallel,
-                 "requests generated at once, batched into shared passes over the weights (default 4); each has "
-                 "a KV cache of the full context, mapped as it fills")
+                 "requests generated at once, batched into shared passes over the weights (default 4); each slot "
+                 "has a KV cache of the full context, whose memory is taken as the slot is first used")
       ->check(CLI::Range(1, HttpServer::kMaxConnections));
   return [o] { return serve(*o); };
 }

@@ -40,8 +40,9 @@ struct BatchedResult {
 
 class BatchedGenerator {
  public:
-  // n_slots sequences, each with a KV cache of the model's context (pages are
-  // mapped as positions fill). max_batch: most rows in one pass.
+  // n_slots sequences, each with a KV cache of the model's context (its pages
+  // are mapped when first written: with huge pages, the first token of a slot
+  // maps 2 MiB per layer for k and for v). max_batch: most rows in one pass.
   BatchedGenerator(const Model& model, const Tokenizer& tokenizer, ThreadPool& pool, int n_slots,
                    int64_t max_batch = 64, KvCacheType kv_type = KvCacheType::F16);
   ~BatchedGenerator();  // after every generate() has returned
