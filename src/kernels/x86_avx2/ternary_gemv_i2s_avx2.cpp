@@ -104,7 +104,10 @@ void tile_dots(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_s
 // GCC reassociates the int16 adds across products and spills (that version
 // ran at 40 MACs per TSC cycle, one row half at a time with 8 tokens at
 // 41-45, this one at 47-49; AVX2-only Zen 3, 2560x2560 x 128 tokens, tile
-// dots alone; docs/performance.md "Session 13").
+// dots alone; docs/performance.md "Session 13"). Lines are prefetched as one
+// token's are: 2-4 tokens (a server's sequences decoding together) are near
+// memory-bound, and there it took the layers' matmuls from 13.3-14.1 to 11.9-12.0
+// ms per token at 2 sequences, pp128 unchanged ("Session 14").
 inline constexpr int64_t kInt16Groups = 16;
 
 template <int kTokens>
