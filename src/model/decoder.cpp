@@ -41,8 +41,9 @@ Decoder::Decoder(const Model& model, ThreadPool& pool, int64_t max_batch, KvCach
   row_seq_.resize(sz(B));
   row_pos_.resize(sz(B));
   logit_rows_.resize(sz(B));
-  // Pages of the caches are mapped (zeroed) when first written, so sequences
-  // that stay short cost little memory.
+  // Pages of the caches are mapped (zeroed) when first written: a sequence
+  // that stays short maps a huge page per layer for k and for v, not its
+  // whole context.
   const int64_t cache = this->n_seq() * c.n_layer * model.n_ctx() * KV;
   if (kv_type_ == KvCacheType::F16) {
     k_cache16_ = AlignedBuffer<uint16_t>(sz(cache));
