@@ -120,115 +120,84 @@ void float_tile(const uint8_t* w, int64_t row_bytes, const float* x, int64_t x_s
     }
 }
 
-// One token, kStreams rows at a time: row j * per + r for stream j, r in
-// [0, per). Per row, exactly float_tile<S, Row, 1, 1, 4>'s arithmetic.
-template <class S, class Row, int kStreams>
-void float_row_streams(const uint8_t* w, int64_t row_bytes, int64_t per, const float* x, int64_t k, float* y) {
+// kTokens tokens, kStreams rows at a time: row j * per + r for stream j, r in
+// [0, per), each prefetched kFloatStreamPrefetchBytes ahead (a line every 64
+// bytes). Per (row, token) exactly float_tile<S, Row, 1, kTokens, kSplit>'s
+// arithmetic: one token takes kSplit 4 (the GEMV's), 2 to 4 tokens kSplit 1
+// (the tiles').
+template <class S, class Row, int kStreams, int kTokens, int kSplit>
+void float_row_streams(const uint8_t* w, int64_t row_bytes, int64_t per, const float* x, int64_t x_stride, int64_t k,
+                       float* y, int64_t y_stride) {
   using V = typename S::V;
   constexpr int L = S::kLanes;
-  constexpr int kSplit = 4;
   constexpr int kStepBytes = kSplit * L * Row::kValueBytes;
+  static_assert(kStepBytes % 64 == 0 || 64 % kStepBytes == 0);
   for (int64_t r = 0; r < per; ++r) {
     const uint8_t* row[kStreams];
     #pragma GCC unroll 8
     for (int j = 0; j < kStreams; ++j) row[j] = w + (j * per + r) * row_bytes;
-    V acc[kStreams][kSplit];
+    V acc[kStreams][kSplit][kTokens];
     #pragma GCC unroll 8
     for (int j = 0; j < kStreams; ++j)
       #pragma GCC unroll 4
-      for (int s = 0; s < kSplit; ++s) acc[j][s] = S::zero();
+      for (int s = 0; s < kSplit; ++s)
+        #pragma GCC unroll 4
+        for (int t = 0; t < kTokens; ++t) acc[j][s][t] = S::zero();
     int64_t i = 0;
     for (; i + kSplit * L <= k; i += kSplit * L) {
-      #pragma GCC unroll 8
-      for (int j = 0; j < kStreams; ++j)
-        #pragma GCC unroll 4
-        for (int b = 0; b < kStepBytes; b += 64)
-          __builtin_prefetch(row[j] + i * Row::kValueBytes + kFloatStreamPrefetchBytes + b, 0, 0);  // prefetchnta
+      if (kStepBytes >= 64 || ((i * Row::kValueBytes) & 63) == 0) {
+        #pragma GCC unroll 8
+        for (int j = 0; j < kStreams; ++j)
+          #pragma GCC unroll 4
+          for (int b = 0; b < kStepBytes; b += 64)
+            __builtin_prefetch(row[j] + i * Row::kValueBytes + kFloatStreamPrefetchBytes + b, 0, 0);  // prefetchnta
+      }
       #pragma GCC unroll 4
       for (int s = 0; s < kSplit; ++s) {
-        const V xv = S::load(x + i + s * L);
+        V xv[kTokens];
+        #pragma GCC unroll 4
+        for (int t = 0; t < kTokens; ++t) xv[t] = S::load(x + t * x_stride + i + s * L);
         #pragma GCC unroll 8
-        for (int j = 0; j < kStreams; ++j) acc[j][s] = S::fmadd(Row::load(row[j], i + s * L), xv, acc[j][s]);
+        for (int j = 0; j < kStreams; ++j) {
+          const V wv = Row::load(row[j], i + s * L);
+          #pragma GCC unroll 4
+          for (int t = 0; t < kTokens; ++t) acc[j][s][t] = S::fmadd(wv, xv[t], acc[j][s][t]);
+        }
       }
     }
     for (; i < k; i += L) {
       const int64_t n = k - i < L ? k - i : L;
-      const V xv = n == L ? S::load(x + i) : S::load_partial(x + i, n);
-      #pragma GCC unroll 8
-      for (int j = 0; j < kStreams; ++j)
-        acc[j][0] = S::fmadd(n == L ? Row::load(row[j], i) : Row::load_partial(row[j], i, n), xv, acc[j][0]);
-    }
-    #pragma GCC unroll 8
-    for (int j = 0; j < kStreams; ++j) {
-      V sum = acc[j][0];
-      #pragma GCC unroll 4
-      for (int s = 1; s < kSplit; ++s) sum = S::add(sum, acc[j][s]);
-      y[j * per + r] = S::reduce_add(sum);
-    }
-  }
-}
-
-// 2 to 4 tokens (a few sequences decoding together), kStreams rows at a time
-// as float_row_streams reads them, prefetched alike. Per (row, token) exactly
-// float_tile<S, Row, 1, kTokens, 1>'s arithmetic (one accumulator).
-template <class S, class Row, int kStreams, int kTokens>
-void float_row_streams_tokens(const uint8_t* w, int64_t row_bytes, int64_t per, const float* x, int64_t x_stride,
-                              int64_t k, float* y, int64_t y_stride) {
-  using V = typename S::V;
-  constexpr int L = S::kLanes;
-  for (int64_t r = 0; r < per; ++r) {
-    const uint8_t* row[kStreams];
-    #pragma GCC unroll 8
-    for (int j = 0; j < kStreams; ++j) row[j] = w + (j * per + r) * row_bytes;
-    V acc[kStreams][kTokens];
-    #pragma GCC unroll 8
-    for (int j = 0; j < kStreams; ++j)
-      #pragma GCC unroll 4
-      for (int t = 0; t < kTokens; ++t) acc[j][t] = S::zero();
-    int64_t i = 0;
-    for (; i + L <= k; i += L) {
-      if (((i * Row::kValueBytes) & 63) == 0) {  // a line per stream every 64 bytes
-        #pragma GCC unroll 8
-        for (int j = 0; j < kStreams; ++j)
-          __builtin_prefetch(row[j] + i * Row::kValueBytes + kFloatStreamPrefetchBytes, 0, 0);  // prefetchnta
-      }
       V xv[kTokens];
       #pragma GCC unroll 4
-      for (int t = 0; t < kTokens; ++t) xv[t] = S::load(x + t * x_stride + i);
+      for (int t = 0; t < kTokens; ++t)
+        xv[t] = n == L ? S::load(x + t * x_stride + i) : S::load_partial(x + t * x_stride + i, n);
       #pragma GCC unroll 8
       for (int j = 0; j < kStreams; ++j) {
-        const V wv = Row::load(row[j], i);
+        const V wv = n == L ? Row::load(row[j], i) : Row::load_partial(row[j], i, n);
         #pragma GCC unroll 4
-        for (int t = 0; t < kTokens; ++t) acc[j][t] = S::fmadd(wv, xv[t], acc[j][t]);
-      }
-    }
-    if (i < k) {
-      const int64_t n = k - i;
-      V xv[kTokens];
-      #pragma GCC unroll 4
-      for (int t = 0; t < kTokens; ++t) xv[t] = S::load_partial(x + t * x_stride + i, n);
-      #pragma GCC unroll 8
-      for (int j = 0; j < kStreams; ++j) {
-        const V wv = Row::load_partial(row[j], i, n);
-        #pragma GCC unroll 4
-        for (int t = 0; t < kTokens; ++t) acc[j][t] = S::fmadd(wv, xv[t], acc[j][t]);
+        for (int t = 0; t < kTokens; ++t) acc[j][0][t] = S::fmadd(wv, xv[t], acc[j][0][t]);
       }
     }
     #pragma GCC unroll 8
     for (int j = 0; j < kStreams; ++j)
       #pragma GCC unroll 4
-      for (int t = 0; t < kTokens; ++t) y[t * y_stride + j * per + r] = S::reduce_add(acc[j][t]);
+      for (int t = 0; t < kTokens; ++t) {
+        V sum = acc[j][0][t];
+        #pragma GCC unroll 4
+        for (int s = 1; s < kSplit; ++s) sum = S::add(sum, acc[j][s][t]);
+        y[t * y_stride + j * per + r] = S::reduce_add(sum);
+      }
   }
 }
 
-// The rows float_row_streams_tokens took (0 when the call's rows are too few
-// for streams kStreamsMinApartBytes apart).
-template <class S, class Row, int kStreams, int kTokens>
-int64_t streamed_rows_tokens(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride, int64_t k,
-                             float* y, int64_t y_stride) {
+// The rows float_row_streams took (0 when the call's rows are too few for
+// streams kStreamsMinApartBytes apart).
+template <class S, class Row, int kStreams, int kTokens, int kSplit>
+int64_t streamed_rows(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride, int64_t k,
+                      float* y, int64_t y_stride) {
   const int64_t per = rows / kStreams;
   if (per == 0 || per * row_bytes < kStreamsMinApartBytes) return 0;
-  float_row_streams_tokens<S, Row, kStreams, kTokens>(w, row_bytes, per, x, x_stride, k, y, y_stride);
+  float_row_streams<S, Row, kStreams, kTokens, kSplit>(w, row_bytes, per, x, x_stride, k, y, y_stride);
   return per * kStreams;
 }
 
@@ -257,33 +226,26 @@ void float_tile_tokens(const uint8_t* w, int64_t row_bytes, const float* x, int6
 template <class S, class Row, bool kPrefetch>
 void float_tile_dots(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride, int tokens,
                      int64_t k, float* y, int64_t y_stride) {
-  if (tokens == 1) {
-    int r = 0;
-    if constexpr (kPrefetch) {
-      const int64_t per = rows / kFloatStreams;
-      if (per > 0 && per * row_bytes >= kStreamsMinApartBytes) {
-        float_row_streams<S, Row, kFloatStreams>(w, row_bytes, per, x, k, y);
-        r = static_cast<int>(per * kFloatStreams);
-      }
+  int64_t r = 0;
+  if constexpr (kPrefetch) {
+    constexpr int kWide = S::kLanes > 8 ? 4 : 2;  // streams for 3 or 4 tokens
+    switch (tokens) {
+      case 1: r = streamed_rows<S, Row, kFloatStreams, 1, 4>(w, row_bytes, rows, x, x_stride, k, y, y_stride); break;
+      case 2: r = streamed_rows<S, Row, 4, 2, 1>(w, row_bytes, rows, x, x_stride, k, y, y_stride); break;
+      case 3: r = streamed_rows<S, Row, kWide, 3, 1>(w, row_bytes, rows, x, x_stride, k, y, y_stride); break;
+      case 4: r = streamed_rows<S, Row, kWide, 4, 1>(w, row_bytes, rows, x, x_stride, k, y, y_stride); break;
+      default: break;
     }
+  }
+  if (tokens == 1) {
     for (; r < rows; ++r)
       float_tile<S, Row, 1, 1, 4, kPrefetch>(w + r * row_bytes, row_bytes, x, x_stride, k, y + r, y_stride);
-  } else {
-    int64_t r = 0;
-    if constexpr (kPrefetch) {
-      constexpr int kWide = S::kLanes > 8 ? 4 : 2;  // streams for 3 or 4 tokens
-      switch (tokens) {
-        case 2: r = streamed_rows_tokens<S, Row, 4, 2>(w, row_bytes, rows, x, x_stride, k, y, y_stride); break;
-        case 3: r = streamed_rows_tokens<S, Row, kWide, 3>(w, row_bytes, rows, x, x_stride, k, y, y_stride); break;
-        case 4: r = streamed_rows_tokens<S, Row, kWide, 4>(w, row_bytes, rows, x, x_stride, k, y, y_stride); break;
-        default: break;
-      }
-    }
-    for (; r + kFloatTileRows <= rows; r += kFloatTileRows)
-      float_tile_tokens<S, Row, kFloatTileRows>(w + r * row_bytes, row_bytes, x, x_stride, tokens, k, y + r, y_stride);
-    for (; r < rows; ++r)
-      float_tile_tokens<S, Row, 1>(w + r * row_bytes, row_bytes, x, x_stride, tokens, k, y + r, y_stride);
+    return;
   }
+  for (; r + kFloatTileRows <= rows; r += kFloatTileRows)
+    float_tile_tokens<S, Row, kFloatTileRows>(w + r * row_bytes, row_bytes, x, x_stride, tokens, k, y + r, y_stride);
+  for (; r < rows; ++r)
+    float_tile_tokens<S, Row, 1>(w + r * row_bytes, row_bytes, x, x_stride, tokens, k, y + r, y_stride);
 }
 
 template <class S>
