@@ -76,6 +76,8 @@ BatchedResult BatchedGenerator::generate(const BatchedRequest& request,
   if (n_prompt == 0) fail("the prompt has no tokens");
   if (n_prompt >= n_ctx) fail("the prompt has ", n_prompt, " tokens; the context holds ", n_ctx);
   const int64_t V = model_.config().n_vocab;
+  // Model::embed refuses such a token too, but inside a shared pass: checked
+  // here, a bad prompt fails alone instead of every request in its pass.
   for (const int32_t t : request.prompt)
     if (t < 0 || t >= V) fail("prompt token ", t, " is outside the vocabulary of ", V);
 

@@ -112,31 +112,30 @@ TEST_F(BatchedGeneration, RowsOfSeveralSequencesGetTheLogitsEachGetsAlone) {
   EXPECT_LT(passes, 22 / 2) << "rows of several sequences share passes";
 }
 
+// eval_rows throws an Error whose message holds `says`.
+void expect_refused(Decoder& d, const BatchRow* rows, int64_t n, float* logits, const std::string& says) {
+  try {
+    d.eval_rows(rows, n, logits);
+    ADD_FAILURE() << "accepted; expected an error saying: " << says;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(BatchedGeneration, BadRowsAreRefusedAndChangeNothing) {
   Decoder d(*model_, *pool_, 4, KvCacheType::F16, 2);
   std::vector<float> logits(4 * static_cast<size_t>(model_->config().n_vocab));
   const BatchRow bad_seq[] = {{1, 0, false}, {2, 2, true}};
-  try {
-    d.eval_rows(bad_seq, 2, logits.data());
-    FAIL() << "a row of sequence 2 in a 2-sequence decoder was accepted";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("no sequence 2"), std::string::npos) << e.what();
-  }
+  expect_refused(d, bad_seq, 2, logits.data(), "no sequence 2");
   EXPECT_EQ(d.pos(0), 0);
   const BatchRow five[] = {{1, 0, false}, {1, 0, false}, {1, 0, false}, {1, 0, false}, {1, 1, true}};
-  EXPECT_THROW(d.eval_rows(five, 5, logits.data()), Error);  // over max_batch
+  expect_refused(d, five, 5, logits.data(), "largest batch 4");
   // A sequence one token from the end of the context takes one row, not two.
   const std::vector<int32_t> fill = tokens(model_->n_ctx() - 1, 4);
   Decoder full(*model_, *pool_, 64, KvCacheType::F16, 2);
-  for (size_t i = 0; i < fill.size(); i += 64)
-    full.eval(fill.data() + i, std::min<int64_t>(64, static_cast<int64_t>(fill.size() - i)), logits.data());
+  full.eval(fill.data(), static_cast<int64_t>(fill.size()), logits.data());  // in chunks of 64
   const BatchRow two[] = {{5, 0, false}, {6, 0, true}};
-  try {
-    full.eval_rows(two, 2, logits.data());
-    FAIL() << "context overflow accepted";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("context overflow: sequence 0"), std::string::npos) << e.what();
-  }
+  expect_refused(full, two, 2, logits.data(), "context overflow: sequence 0");
   EXPECT_EQ(full.pos(0), model_->n_ctx() - 1);
   EXPECT_NO_THROW(full.eval_rows(two, 1, logits.data()));
   EXPECT_EQ(full.pos(0), model_->n_ctx());
