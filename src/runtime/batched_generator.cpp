@@ -70,6 +70,24 @@ int64_t BatchedGenerator::rows_evaluated() const {
   return rows_;
 }
 
+int BatchedGenerator::busy_slots() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return static_cast<int>(std::count_if(slots_.begin(), slots_.end(), [](const auto& s) { return s->busy; }));
+}
+
+void BatchedGenerator::pause() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  paused_ = true;
+}
+
+void BatchedGenerator::resume() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    paused_ = false;
+  }
+  work_.notify_all();
+}
+
 BatchedResult BatchedGenerator::generate(const BatchedRequest& request,
                                          const std::function<bool(int32_t)>& on_token) {
   const int64_t n_ctx = model_.n_ctx(), n_prompt = static_cast<int64_t>(request.prompt.size());
@@ -238,7 +256,7 @@ void BatchedGenerator::engine_loop() {
     const auto any_active = [&] {
       return std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return s->active; });
     };
-    work_.wait(lock, [&] { return stopping_ || any_active(); });
+    work_.wait(lock, [&] { return stopping_ || (!paused_ && any_active()); });
     if (!any_active()) return;  // stopping, nothing left
     plan_pass(rows, logit_slots);
     if (rows.empty()) continue;  // every active slot was cancelled

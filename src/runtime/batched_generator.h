@@ -57,6 +57,13 @@ class BatchedGenerator {
   BatchedResult generate(const BatchedRequest& request, const std::function<bool(int32_t)>& on_token);
 
   int n_slots() const { return static_cast<int>(slots_.size()); }
+  // Slots held by a request (running, or finished and not yet returned).
+  int busy_slots() const;
+  // pause() holds the engine before its next pass until resume(): requests
+  // admitted meanwhile start in the same pass. Tests use it to make requests
+  // overlap whatever the scheduler does.
+  void pause();
+  void resume();
   // Passes over the weights so far and the rows they evaluated (tests, stats).
   int64_t passes() const;
   int64_t rows_evaluated() const;
@@ -78,6 +85,7 @@ class BatchedGenerator {
   std::condition_variable work_;        // engine: a slot became active or wants cancelling
   std::condition_variable slot_freed_;  // requests: a slot became free
   bool stopping_ = false;
+  bool paused_ = false;
   uint64_t clock_ = 0;  // admission counter: the least recently used free slot goes first
   int64_t passes_ = 0, rows_ = 0;
   std::thread engine_;

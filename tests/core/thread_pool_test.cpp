@@ -35,11 +35,17 @@ TEST(ThreadPool, EveryItemExactlyOnce) {
 TEST(ThreadPool, WorkersExceptionReachesTheCaller) {
   ThreadPool pool(2);
   std::atomic<int> started{0};
+  std::atomic<bool> thrown{false};
   try {
     pool.parallel_for(200, 1, [&](int64_t b, int64_t, int t) {
       started.fetch_add(1);
-      if (t != 0) throw std::runtime_error("chunk " + std::to_string(b) + " on a worker");
-      std::this_thread::sleep_for(std::chrono::microseconds(500));  // the worker surely joins
+      if (t != 0) {
+        thrown = true;
+        throw std::runtime_error("chunk " + std::to_string(b) + " on a worker");
+      }
+      // The caller's chunk lasts until the worker has thrown (however late the
+      // scheduler runs it), so the failure always falls mid-job.
+      for (int ms = 0; !thrown && ms < 10000; ++ms) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     });
     ADD_FAILURE() << "parallel_for returned normally";
   } catch (const std::runtime_error& e) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <thread>
@@ -154,6 +155,9 @@ TEST_F(BatchedGeneration, ConcurrentRequestsGetWhatEachGetsAlone) {
   }
   std::vector<BatchedResult> got(kRequests);
   std::vector<std::vector<int32_t>> streamed(kRequests);
+  // Held until three requests hold the slots, so they share their first pass
+  // however the threads are scheduled (the fourth waits for a slot).
+  gen.pause();
   std::vector<std::thread> clients;
   for (int i = 0; i < kRequests; ++i)
     clients.emplace_back([&, i] {
@@ -166,6 +170,10 @@ TEST_F(BatchedGeneration, ConcurrentRequestsGetWhatEachGetsAlone) {
         return true;
       });
     });
+  for (int ms = 0; gen.busy_slots() < 3 && ms < 10000; ++ms) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(gen.busy_slots(), 3);
+  EXPECT_EQ(gen.passes(), 0);
+  gen.resume();
   for (auto& c : clients) c.join();
   int64_t tokens_out = 0;
   for (int i = 0; i < kRequests; ++i) {
