@@ -43,9 +43,11 @@ TEST(ThreadPool, WorkersExceptionReachesTheCaller) {
         thrown = true;
         throw std::runtime_error("chunk " + std::to_string(b) + " on a worker");
       }
-      // The caller's chunk lasts until the worker has thrown (however late the
-      // scheduler runs it), so the failure always falls mid-job.
+      // The caller's chunks wait for the worker's throw (however late the
+      // scheduler runs it), then last 1 ms each: the pool records the failure
+      // long before the caller could take the remaining ~200 ms of chunks.
       for (int ms = 0; !thrown && ms < 10000; ++ms) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     });
     ADD_FAILURE() << "parallel_for returned normally";
   } catch (const std::runtime_error& e) {
