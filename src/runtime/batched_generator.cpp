@@ -37,13 +37,17 @@ struct BatchedGenerator::Slot {
   std::condition_variable ready; // request: tokens in `out`, or the engine is done
 };
 
-BatchedGenerator::BatchedGenerator(const Model& model, const Tokenizer& tokenizer, ThreadPool& pool, int n_slots,
-                                   int64_t max_batch, KvCacheType kv_type)
+BatchedGenerator::BatchedGenerator(const Model& model, const Tokenizer& tokenizer, ThreadPool& pool,
+                                   const BatchedOptions& options)
     : model_(model),
       tokenizer_(tokenizer),
-      decoder_(model, pool, std::max<int64_t>(max_batch, n_slots), kv_type, std::max(1, n_slots)) {
-  if (n_slots < 1) fail("batched generation needs at least 1 slot, not ", n_slots);
-  for (int i = 0; i < n_slots; ++i) {
+      prompt_chunk_(options.prompt_chunk),
+      on_pass_(options.on_pass),
+      decoder_(model, pool, std::max<int64_t>(options.max_batch, options.n_slots), options.kv_type,
+               std::max(1, options.n_slots)) {
+  if (options.n_slots < 1) fail("batched generation needs at least 1 slot, not ", options.n_slots);
+  if (options.prompt_chunk < 1) fail("batched generation needs a prompt chunk of at least 1 row, not ", options.prompt_chunk);
+  for (int i = 0; i < options.n_slots; ++i) {
     slots_.push_back(std::make_unique<Slot>());
     slots_.back()->index = i;
   }
@@ -215,11 +219,13 @@ void BatchedGenerator::plan_pass(std::vector<BatchRow>& rows, std::vector<int>& 
       s.has_pending = false;
     }
   }
-  // Prompts in the room left, in slot order; a prompt's last row wants logits.
+  // Prompts in the room left, in slot order, at most prompt_chunk_ rows while
+  // other slots generate; a prompt's last row wants logits.
+  const int64_t prompt_end = rows.empty() ? capacity : std::min(capacity, static_cast<int64_t>(rows.size()) + prompt_chunk_);
   for (const auto& sp : slots_) {
     Slot& s = *sp;
     if (!s.active || s.next_prompt >= s.n_prompt) continue;
-    const int64_t take = std::min(s.n_prompt - s.next_prompt, capacity - static_cast<int64_t>(rows.size()));
+    const int64_t take = std::min(s.n_prompt - s.next_prompt, prompt_end - static_cast<int64_t>(rows.size()));
     for (int64_t i = 0; i < take; ++i) {
       const bool last = s.next_prompt + 1 == s.n_prompt;
       rows.push_back({s.history[static_cast<size_t>(s.next_prompt)], s.index, last});
@@ -264,6 +270,7 @@ void BatchedGenerator::engine_loop() {
     std::string error;
     tokens.assign(logit_slots.size(), 0);
     try {
+      if (on_pass_) on_pass_(rows.data(), static_cast<int64_t>(rows.size()));
       decoder_.eval_rows(rows.data(), static_cast<int64_t>(rows.size()), logits.data());
       for (size_t k = 0; k < logit_slots.size(); ++k) {
         Slot& s = *slots_[static_cast<size_t>(logit_slots[k])];

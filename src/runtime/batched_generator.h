@@ -2,7 +2,8 @@
 // takes a sequence slot of one multi-sequence Decoder, and one engine thread
 // evaluates the next tokens of every active slot in a single pass over the
 // weights: one token for each slot that is generating, and prompt tokens of
-// new requests in the room left (at most max_batch rows a pass). Decode reads
+// new requests in the room left (at most max_batch rows a pass, and at most
+// prompt_chunk prompt rows beside generating slots). Decode reads
 // every weight byte per pass, so N slots decoding together cost about what one
 // does while memory-bound: the many-token GEMM kernels do the rest.
 //
@@ -38,13 +39,27 @@ struct BatchedResult {
   bool context_full = false;       // stopped because the context had no room left
 };
 
+struct BatchedOptions {
+  int n_slots = 4;         // requests generating at once, each in its own sequence
+  int64_t max_batch = 64;  // most rows in one pass (at least n_slots are taken)
+  // Most prompt rows in a pass that also carries generating slots' tokens.
+  // Past the weights' read time a pass costs about a prompt row's compute per
+  // row (prefill is compute-bound), and every generating slot waits for the
+  // whole pass: a long prompt taken 64 rows at a time stalls them for a
+  // 64-token prefill per token. A prompt alone takes max_batch rows a pass.
+  int64_t prompt_chunk = 16;
+  KvCacheType kv_type = KvCacheType::F16;
+  // Called on the engine thread with each pass's rows before they are
+  // evaluated (tests, tracing); it must not call generate().
+  std::function<void(const BatchRow* rows, int64_t n)> on_pass;
+};
+
 class BatchedGenerator {
  public:
-  // n_slots sequences, each with a KV cache of the model's context (its pages
-  // are mapped when first written: with huge pages, the first token of a slot
-  // maps 2 MiB per layer for k and for v). max_batch: most rows in one pass.
-  BatchedGenerator(const Model& model, const Tokenizer& tokenizer, ThreadPool& pool, int n_slots,
-                   int64_t max_batch = 64, KvCacheType kv_type = KvCacheType::F16);
+  // Each slot has a KV cache of the model's context (its pages are mapped
+  // when first written: with huge pages, the first token of a slot maps 2 MiB
+  // per layer for k and for v).
+  BatchedGenerator(const Model& model, const Tokenizer& tokenizer, ThreadPool& pool, const BatchedOptions& options);
   ~BatchedGenerator();  // after every generate() has returned
   BatchedGenerator(const BatchedGenerator&) = delete;
   BatchedGenerator& operator=(const BatchedGenerator&) = delete;
@@ -79,6 +94,8 @@ class BatchedGenerator {
 
   const Model& model_;
   const Tokenizer& tokenizer_;
+  const int64_t prompt_chunk_;
+  const std::function<void(const BatchRow*, int64_t)> on_pass_;
   Decoder decoder_;  // touched by the engine thread only
   std::vector<std::unique_ptr<Slot>> slots_;
   mutable std::mutex mutex_;

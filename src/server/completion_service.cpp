@@ -50,11 +50,11 @@ int64_t integer_field(const json& j, const char* name, int64_t lo, int64_t hi, i
 }  // namespace
 
 CompletionService::CompletionService(const Model& model, const Tokenizer& tokenizer, ThreadPool& pool,
-                                     std::string model_name, int n_slots)
+                                     std::string model_name, const BatchedOptions& batching)
     : model_(model),
       tokenizer_(tokenizer),
       model_name_(std::move(model_name)),
-      generator_(model, tokenizer, pool, n_slots) {}
+      generator_(model, tokenizer, pool, batching) {}
 
 std::string CompletionService::render_chat(const std::vector<ChatMessage>& messages) const {
   return lowbit::render_chat(model_, tokenizer_.vocab(), messages);

@@ -3,8 +3,8 @@
 //   GET  /v1/models            the one model
 //   POST /v1/completions       prompt -> text (stream: server-sent events)
 //   POST /v1/chat/completions  messages -> the assistant's reply (stream too)
-// Up to n_slots requests generate at once, batched into shared passes over
-// the weights (runtime/batched_generator.h); more wait for a slot. A request
+// Up to batching.n_slots requests generate at once, batched into shared passes
+// over the weights (runtime/batched_generator.h); more wait for a slot. A request
 // that begins with an earlier request's prompt and reply (a chat's next turn)
 // reuses their KV cache when that slot is free. Bad requests get a 4xx JSON
 // error naming the field; other requests go on.
@@ -39,7 +39,7 @@ struct CompletionRequest {
 class CompletionService {
  public:
   CompletionService(const Model& model, const Tokenizer& tokenizer, ThreadPool& pool, std::string model_name,
-                    int n_slots = 1);
+                    const BatchedOptions& batching);
   void handle(const HttpRequest& req, HttpResponder& out);
 
   // Parses a /v1/completions (chat = false) or /v1/chat/completions body; throws

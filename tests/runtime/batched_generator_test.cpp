@@ -52,6 +52,13 @@ class BatchedGeneration : public ::testing::Test {
     return t;
   }
 
+  static BatchedOptions options(int n_slots, int64_t max_batch = 64) {
+    BatchedOptions o;
+    o.n_slots = n_slots;
+    o.max_batch = max_batch;
+    return o;
+  }
+
   // Greedy tokens generate_text gives the prompt alone (the reference).
   static std::vector<int32_t> alone(const std::vector<int32_t>& prompt, int64_t n) {
     Decoder d(*model_, *pool_);
@@ -145,7 +152,7 @@ TEST_F(BatchedGeneration, BadRowsAreRefusedAndChangeNothing) {
 // Four requests at once on three slots: each gets the greedy tokens it gets
 // alone; the requests share passes over the weights.
 TEST_F(BatchedGeneration, ConcurrentRequestsGetWhatEachGetsAlone) {
-  BatchedGenerator gen(*model_, *tokenizer_, *pool_, 3, 16);
+  BatchedGenerator gen(*model_, *tokenizer_, *pool_, options(3, 16));
   const int kRequests = 4;
   const int64_t n = 10;
   std::vector<std::vector<int32_t>> prompts, want;
@@ -189,10 +196,68 @@ TEST_F(BatchedGeneration, ConcurrentRequestsGetWhatEachGetsAlone) {
   EXPECT_LT(passes, tokens_out) << rows << " rows in " << passes << " passes";
 }
 
+// A long prompt arriving while another request generates is taken
+// prompt_chunk rows a pass, so the generating request's tokens keep coming;
+// arriving alone, it takes one pass. Both get what they get alone.
+TEST_F(BatchedGeneration, LongPromptTakesChunksWhileOthersGenerate) {
+  BatchedOptions o = options(2);
+  o.prompt_chunk = 4;
+  std::vector<std::vector<BatchRow>> passes;  // written by the engine thread
+  std::atomic<bool> first_pass{false};
+  BatchedGenerator* gen_ptr = nullptr;
+  o.on_pass = [&](const BatchRow* rows, int64_t n) {
+    passes.emplace_back(rows, rows + n);
+    if (passes.size() != 1) return;
+    // The first request's prompt is planned: hold the engine until the second
+    // request holds its slot, so its prompt arrives while the first generates.
+    first_pass = true;
+    for (int ms = 0; gen_ptr->busy_slots() < 2 && ms < 10000; ++ms)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  BatchedGenerator gen(*model_, *tokenizer_, *pool_, o);
+  gen_ptr = &gen;
+  BatchedRequest a, b;
+  a.prompt = tokens(3, 60);
+  a.n_predict = 40;
+  b.prompt = tokens(41, 61);
+  b.n_predict = 5;
+  a.sampling.temperature = b.sampling.temperature = 0;
+  BatchedResult got_a, got_b;
+  std::thread client_a([&] { got_a = gen.generate(a, [](int32_t) { return true; }); });
+  for (int ms = 0; !first_pass && ms < 10000; ++ms) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::thread client_b([&] { got_b = gen.generate(b, [](int32_t) { return true; }); });
+  client_a.join();
+  client_b.join();
+  EXPECT_EQ(got_a.generated, alone(a.prompt, a.n_predict));
+  EXPECT_EQ(got_b.generated, alone(b.prompt, b.n_predict));
+  ASSERT_NE(got_a.slot, got_b.slot);
+  // Every pass carrying b's prompt also carried a's next token (a generates
+  // 40 tokens, b's prompt takes 41 / 4 passes), and at most 4 prompt rows.
+  int64_t prompt_rows = 0, prompt_passes = 0;
+  for (size_t p = 1; p < passes.size(); ++p) {
+    int64_t of_a = 0, of_b = 0;
+    for (const BatchRow& r : passes[p]) (r.seq == got_a.slot ? of_a : of_b) += 1;
+    if (prompt_rows >= static_cast<int64_t>(b.prompt.size())) break;  // b's prompt is done
+    EXPECT_EQ(of_a, 1) << "pass " << p;
+    EXPECT_LE(of_b, 4) << "pass " << p;
+    prompt_rows += of_b;
+    prompt_passes += of_b > 0;
+  }
+  EXPECT_EQ(prompt_rows, static_cast<int64_t>(b.prompt.size()));
+  EXPECT_GE(prompt_passes, 11);
+  // Alone, a prompt of 41 rows is one pass.
+  const size_t before = passes.size();
+  BatchedRequest c = b;
+  c.prompt = tokens(41, 62);
+  gen.generate(c, [](int32_t) { return true; });
+  ASSERT_GT(passes.size(), before);
+  EXPECT_EQ(passes[before].size(), c.prompt.size());
+}
+
 // A request whose prompt begins with a finished request's prompt and reply
 // evaluates only the rest, and gets what it gets alone.
 TEST_F(BatchedGeneration, NextTurnReusesItsSlotsCache) {
-  BatchedGenerator gen(*model_, *tokenizer_, *pool_, 2);
+  BatchedGenerator gen(*model_, *tokenizer_, *pool_, options(2));
   BatchedRequest r;
   r.prompt = tokens(9, 40);
   r.n_predict = 6;
@@ -217,7 +282,7 @@ TEST_F(BatchedGeneration, NextTurnReusesItsSlotsCache) {
 // on_token returning false ends a request at once; one that throws frees its
 // slot and its error reaches the caller; the generator goes on.
 TEST_F(BatchedGeneration, StoppedAndFailedRequestsFreeTheirSlots) {
-  BatchedGenerator gen(*model_, *tokenizer_, *pool_, 1);
+  BatchedGenerator gen(*model_, *tokenizer_, *pool_, options(1));
   BatchedRequest r;
   r.prompt = tokens(4, 50);
   r.n_predict = 30;
@@ -238,7 +303,7 @@ TEST_F(BatchedGeneration, StoppedAndFailedRequestsFreeTheirSlots) {
 
 // n_predict < 0 fills the context: the request ends there and says so.
 TEST_F(BatchedGeneration, RequestEndsAtTheContext) {
-  BatchedGenerator gen(*model_, *tokenizer_, *pool_, 2);
+  BatchedGenerator gen(*model_, *tokenizer_, *pool_, options(2));
   BatchedRequest r;
   r.prompt = tokens(model_->n_ctx() - 5, 60);
   r.n_predict = -1;

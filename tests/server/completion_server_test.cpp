@@ -114,7 +114,9 @@ class CompletionServer : public ::testing::Test {
     write_dummy_model(opt, path, *pool_);
     model_ = Model::load(path, LoadOptions{}, *pool_);
     tokenizer_ = Tokenizer::create(read_vocab_gguf(*model_->gguf()));
-    service_ = std::make_unique<CompletionService>(*model_, *tokenizer_, *pool_, "tiny", /*n_slots=*/3);
+    BatchedOptions batching;
+    batching.n_slots = 3;
+    service_ = std::make_unique<CompletionService>(*model_, *tokenizer_, *pool_, "tiny", batching);
     server_ = std::make_unique<HttpServer>("127.0.0.1", 0);
     thread_ = std::thread([] { server_->serve([](const HttpRequest& q, HttpResponder& a) { service_->handle(q, a); }); });
   }
