@@ -16,13 +16,19 @@ namespace {
 struct I2sIsa {
   const char* name;
   I2sTileDots dots;
+  I2sPairDots pair = nullptr;  // one token, two tiles far apart side by side
 };
 
+// Pairs on plain AVX2, AMD only: measured on a Zen 3 (docs/performance.md
+// "Session 15"), where one thread read one stream at 60-65% of the probe's
+// four; Intel's prefetchers were never measured with them (as int2's pairs).
 I2sIsa pick_isa(const CpuFeatures& cpu) {
   if (cpu.has_avx512_level())
     return cpu.avx512vnni ? I2sIsa{"avx512-vnni", i2s_tile_dots_avx512(true)}
                           : I2sIsa{"avx512", i2s_tile_dots_avx512(false)};
-  return cpu.avx_vnni ? I2sIsa{"avx2-vnni", i2s_tile_dots_avx2(true)} : I2sIsa{"avx2", i2s_tile_dots_avx2(false)};
+  if (cpu.avx_vnni) return I2sIsa{"avx2-vnni", i2s_tile_dots_avx2(true)};
+  return cpu.vendor_amd ? I2sIsa{"avx2-pairs", i2s_tile_dots_avx2(false), i2s_pair_dots_avx2(false)}
+                        : I2sIsa{"avx2", i2s_tile_dots_avx2(false)};
 }
 
 // Rows longer than this many 16-column lines (4032 columns) are split into
@@ -36,11 +42,33 @@ class I2sMatmul final : public TernaryMatmul {
   I2sMatmul(const WeightView& w, const TernaryScale& s, const CpuFeatures& cpu, ThreadPool& pool)
       : TernaryMatmul(w, std::string("i2s/") + pick_isa(cpu).name, s.scale, I2sTiles::kRows, kI2sMaxTokens),
         dots_(pick_isa(cpu).dots),
+        pair_(pick_isa(cpu).pair),
         tiles_(w.rows, w.cols, kLineColumns, kMaxSpanLines) {
     for_each_ternary_row(w, s, pool, I2sTiles::kRows, [&](int64_t r, const int8_t* t) { tiles_.set_row(r, t); });
   }
 
   int64_t weight_bytes() const override { return tiles_.bytes(); }
+
+  // Same width, so the same spans.
+  bool pairs_with(const Matmul& other) const override {
+    const auto* o = dynamic_cast<const I2sMatmul*>(&other);
+    return pair_ != nullptr && o != nullptr && o->pair_ == pair_ && o->cols() == cols_;
+  }
+  void forward_pair(const Matmul& other, const ActivationBatch& in, float* y, float* y_other, int64_t tile,
+                    int64_t other_tile) const override {
+    const auto& o = static_cast<const I2sMatmul&>(other);
+    int32_t sums[2 * I2sTiles::kRows], dots[2 * I2sTiles::kRows];
+    for (int span = 0; span < tiles_.count(); ++span) {
+      const I2sTiles& a = tiles_.spans[static_cast<size_t>(span)];
+      const I2sTiles& b = o.tiles_.spans[static_cast<size_t>(span)];
+      pair_(a.tile(tile), b.tile(other_tile), a.groups, in.q() + tiles_.starts[static_cast<size_t>(span)],
+            span == 0 ? sums : dots);
+      if (span > 0)
+        for (int i = 0; i < 2 * I2sTiles::kRows; ++i) sums[i] += dots[i];
+    }
+    write_rows(tile, in, 0, 1, sums, y);
+    o.write_rows(other_tile, in, 0, 1, sums + I2sTiles::kRows, y_other);
+  }
 
  protected:
   int spans() const override { return tiles_.count(); }
@@ -53,6 +81,7 @@ class I2sMatmul final : public TernaryMatmul {
 
  private:
   I2sTileDots dots_;
+  I2sPairDots pair_;
   SpannedTiles<I2sTiles> tiles_;
 };
 

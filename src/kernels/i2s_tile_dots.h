@@ -17,8 +17,16 @@ inline constexpr int kI2sMaxTokens = 8;
 using I2sTileDots = void (*)(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_stride, int tokens,
                              int32_t* out /* [tokens][16] */);
 
+// One token, two tiles of the same width read side by side (two weight
+// streams, where the caller takes them far apart): out[0..15] are tile_a's
+// dots, out[16..31] tile_b's, as I2sTileDots gives them.
+using I2sPairDots = void (*)(const uint8_t* tile_a, const uint8_t* tile_b, int64_t groups, const int8_t* q,
+                             int32_t* out /* [2][16] */);
+
 // vnni: vpdpbusd (AVX512-VNNI / AVX-VNNI); otherwise vpmaddubsw + vpmaddwd.
 I2sTileDots i2s_tile_dots_avx512(bool vnni);
 I2sTileDots i2s_tile_dots_avx2(bool vnni);
+// Plain AVX2 only (nullptr with VNNI: there the one-token loop has no pair form).
+I2sPairDots i2s_pair_dots_avx2(bool vnni);
 
 }  // namespace lowbit

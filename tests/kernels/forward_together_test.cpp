@@ -82,15 +82,11 @@ TEST(ForwardTogether, MixedKernelsShareOneRegion) {
     expect_same_as_separate({a.mats[0].get(), b.mats[0].get(), a.mats[1].get(), b.mats[1].get()}, 256, tokens, pool);
 }
 
-// One token on AMD: tl2v reads a region's units in pairs, unit v of the first
-// half beside unit v + half of the second (Matmul::forward_pair), across
-// matrices, spans (K = 4224: two) and partial last tiles.
-TEST(ForwardTogether, PairedUnitsMatchOneForwardPerMatrixBitwise) {
-  CpuFeatures cpu = cpu_features();
-  if (!cpu.has_avx512_level() || !cpu.avx512vbmi) {
-    EXPECT_EQ(find_kernel_family("tl2v")->score({"w", GgmlType::I2_S, 32, 128, nullptr}, cpu), 0);
-    return;  // tl2v cannot run here: nothing pairs
-  }
+// One token on AMD: `kernel` reads a region's units in pairs, unit v of the
+// first half beside unit v + half of the second (Matmul::forward_pair),
+// across matrices, spans (K = 4224: two) and partial last tiles; `cpu` is the
+// ISA level to make it for, its vendor set here.
+void expect_pairs_match_one_forward_per_matrix(const std::string& kernel, CpuFeatures cpu) {
   CpuFeatures amd = cpu, other = cpu;
   amd.vendor_amd = true;
   other.vendor_amd = false;  // no pairs: tile after tile
@@ -106,12 +102,12 @@ TEST(ForwardTogether, PairedUnitsMatchOneForwardPerMatrixBitwise) {
         const auto t = random_ternary(rows[i], k, 300 + i);
         paired.bytes.push_back(encode_ternary(GgmlType::I2_S, t, rows[i], k, 0.5f + static_cast<float>(i)));
         const WeightView w{"blk.0.m" + std::to_string(i), GgmlType::I2_S, rows[i], k, paired.bytes.back().data()};
-        paired.mats.push_back(find_kernel_family("tl2v")->make(w, amd, pool));
-        single.mats.push_back(find_kernel_family("tl2v")->make(w, other, pool));
+        paired.mats.push_back(find_kernel_family(kernel)->make(w, amd, pool));
+        single.mats.push_back(find_kernel_family(kernel)->make(w, other, pool));
         ms.push_back(paired.mats.back().get());
         ms_single.push_back(single.mats.back().get());
         ASSERT_TRUE(ms[0]->pairs_with(*ms.back())) << ms[0]->kernel_name();
-        ASSERT_FALSE(ms_single[0]->pairs_with(*ms_single.back()));
+        ASSERT_FALSE(ms_single[0]->pairs_with(*ms_single.back())) << ms_single[0]->kernel_name();
         y.emplace_back(static_cast<size_t>(rows[i]), -1.0f);
         y_single.emplace_back(static_cast<size_t>(rows[i]), -2.0f);
       }
@@ -125,11 +121,26 @@ TEST(ForwardTogether, PairedUnitsMatchOneForwardPerMatrixBitwise) {
       forward_together(ms_single, in, ys_single, pool);
       for (size_t i = 0; i < rows.size(); ++i)
         for (int64_t r = 0; r < rows[i]; ++r)
-          ASSERT_EQ(y[i][r], y_single[i][r]) << "matrix " << i << " of " << rows.size() << ", K = " << k
+          ASSERT_EQ(y[i][r], y_single[i][r]) << kernel << ": matrix " << i << " of " << rows.size() << ", K = " << k
                                              << ", row " << r << ", threads " << threads;
       for (int64_t tokens : {1, 2}) expect_same_as_separate(ms, k, tokens, pool);
     }
   }
+}
+
+// i2s pairs on plain AVX2 (AVX-512 and AVX-VNNI masked off here).
+TEST(ForwardTogether, I2sPairedUnitsMatchOneForwardPerMatrixBitwise) {
+  CpuFeatures cpu = cpu_features();
+  ASSERT_TRUE(cpu.has_avx2_level()) << "no AVX2: i2s cannot run here";
+  cpu.avx512f = cpu.avx512bw = cpu.avx512vl = cpu.avx512dq = cpu.avx512vnni = cpu.avx512vbmi = false;
+  cpu.avx_vnni = false;
+  expect_pairs_match_one_forward_per_matrix("i2s", cpu);
+}
+
+TEST(ForwardTogether, Tl2vPairedUnitsMatchOneForwardPerMatrixBitwise) {
+  const CpuFeatures cpu = cpu_features();
+  if (!cpu.has_avx512_level() || !cpu.avx512vbmi) GTEST_SKIP() << "tl2v needs AVX-512 VBMI, which this CPU lacks";
+  expect_pairs_match_one_forward_per_matrix("tl2v", cpu);
 }
 
 TEST(ForwardTogether, KernelsWithoutUnitsFallBackToForward) {

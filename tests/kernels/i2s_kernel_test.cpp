@@ -28,6 +28,23 @@ I2sTileDots tile_dots_for(const std::string& isa) {
   return i2s_tile_dots_avx2(isa == "avx2-vnni");
 }
 
+// The ISA levels, with plain AVX2 both as on AMD (one token reads tiles in
+// pairs: "avx2-pairs") and as elsewhere ("avx2"), whatever this CPU's vendor.
+std::vector<test::IsaVariant> i2s_variants() {
+  std::vector<test::IsaVariant> v;
+  for (auto isa : isa_variants()) {
+    if (isa.name != "avx2") {
+      v.push_back(isa);
+      continue;
+    }
+    isa.cpu.vendor_amd = true;
+    v.push_back({"avx2-pairs", isa.cpu});
+    isa.cpu.vendor_amd = false;
+    v.push_back(isa);
+  }
+  return v;
+}
+
 
 
 TEST(I2sKernel, TilesHoldEveryCode) {
@@ -71,7 +88,7 @@ TEST(I2sKernel, TileDotsExactAtEveryIsa) {
 // The AVX-512 one-token loop keeps codes at x1, x4, x16, x64 in its int32
 // accumulators and takes rows up to 2^18 columns; longer rows fall back. Both
 // sides of the limit, with every code +1 and every activation at an extreme.
-// Also the plain-AVX2 many-token loop's int16 sums at their bound (-32768).
+// Also the plain-AVX2 loops' int16 sums at their bound (-32768), one token and many.
 TEST(I2sKernel, TileDotsExactOnTheLongestRows) {
   const auto variants = isa_variants();
   ASSERT_FALSE(variants.empty()) << "no AVX2: nothing to test";
@@ -92,6 +109,36 @@ TEST(I2sKernel, TileDotsExactOnTheLongestRows) {
   }
 }
 
+// The plain-AVX2 pair loop (two tiles side by side) gives each tile the dots
+// it gets alone, for widths that end mid 8-group block, every activation
+// pattern, and at the int16 bound (every code +1, every activation -128).
+TEST(I2sKernel, PairDotsAreEachTilesOwn) {
+  ASSERT_TRUE(cpu_features().has_avx2_level()) << "no AVX2: the pair loop cannot run here";
+  const I2sPairDots pair = i2s_pair_dots_avx2(false);
+  ASSERT_NE(pair, nullptr);
+  EXPECT_EQ(i2s_pair_dots_avx2(true), nullptr);
+  Rng rng(9);
+  for (int64_t k : {16, 48, 128, 2560, 6912}) {
+    const auto t = random_ternary(32, k, static_cast<uint64_t>(k) + 3);
+    I2sTiles tiles(32, k);
+    for (int64_t r = 0; r < 32; ++r) tiles.set_row(r, t.data() + r * k);
+    for (int pattern = 0; pattern < 4; ++pattern) {
+      const auto q = test::pattern_activations(1, tiles.groups * 16, k, pattern, rng);
+      std::vector<int32_t> out(32, 12345);
+      pair(tiles.tile(0), tiles.tile(1), tiles.groups, q.data(), out.data());
+      test::expect_code_dots(t, k, q, tiles.groups * 16, 1, out, "pair, pattern " + std::to_string(pattern), 32, 32);
+    }
+  }
+  const int64_t k = 4096;
+  const std::vector<int8_t> ones(static_cast<size_t>(32 * k), 1);
+  I2sTiles tiles(32, k);
+  for (int64_t r = 0; r < 32; ++r) tiles.set_row(r, ones.data() + r * k);
+  const std::vector<int8_t> q(static_cast<size_t>(k), -128);
+  std::vector<int32_t> out(32, 12345);
+  pair(tiles.tile(1), tiles.tile(0), tiles.groups, q.data(), out.data());
+  for (int32_t v : out) ASSERT_EQ(v, 2 * -128 * k);
+}
+
 struct Shape {
   int64_t n, k, tokens;
 };
@@ -103,14 +150,15 @@ TEST(I2sKernel, MatchesReferenceBitwiseAtEveryIsa) {
   ThreadPool pool(2);
   const std::vector<Shape> shapes = {{1, 128, 1},     {17, 128, 3},    {69, 384, 8},     {40, 640, 13},
                                      {2560, 2560, 1}, {640, 2560, 2},  {6912, 2560, 1},  {2560, 6912, 1},
-                                     {33, 6912, 9},   {32, 4352, 10},  {16, 9088, 3}};
+                                     {33, 6912, 9},   {32, 4352, 10},  {16, 9088, 3},    {40, 640, 1},
+                                     {33, 6912, 1},   {48, 9088, 1}};
   for (const Shape& s : shapes) {
     const auto t = random_ternary(s.n, s.k, static_cast<uint64_t>(s.n * 31 + s.k));
     const auto bytes = encode_ternary(GgmlType::I2_S, t, s.n, s.k, 0.8125f);
     const WeightView w{"blk.0.test", GgmlType::I2_S, s.n, s.k, bytes.data()};
     const auto x = random_activations(s.tokens, s.k, static_cast<uint64_t>(s.tokens));
     const auto expect = run_matmul(*make_reference_matmul(w), x, s.tokens, pool);
-    for (const auto& isa : isa_variants()) {
+    for (const auto& isa : i2s_variants()) {
       const auto m = make_matmul(w, "i2s", pool, isa.cpu);
       EXPECT_EQ(m->kernel_name(), "i2s/" + isa.name);
       expect_bitwise_equal(run_matmul(*m, x, s.tokens, pool), expect,
@@ -121,7 +169,7 @@ TEST(I2sKernel, MatchesReferenceBitwiseAtEveryIsa) {
 
 // Every activation at +127 or -127 (the most absmax makes): the largest sums.
 TEST(I2sKernel, ExtremeActivationsBitwise) {
-  const auto variants = isa_variants();
+  const auto variants = i2s_variants();
   ASSERT_FALSE(variants.empty()) << "no AVX2: nothing to test";
   test::expect_extreme_activations_bitwise("i2s", variants);
 }
@@ -143,7 +191,7 @@ TEST(I2sKernel, TernaryBlockFormatsWithSharedScale) {
     in.quantize(pool);
     const auto ref = run_matmul(*make_reference_matmul(w), x, tokens, pool);
     const float d_stored = fp16_to_float(float_to_fp16(d));
-    for (const auto& isa : isa_variants()) {
+    for (const auto& isa : i2s_variants()) {
       const auto m = make_matmul(w, "i2s", pool, isa.cpu);
       ASSERT_EQ(m->kernel_name(), "i2s/" + isa.name);
       const auto y = run_matmul(*m, x, tokens, pool);
@@ -192,7 +240,7 @@ TEST(I2sKernel, F16TernaryOnlyWhenForced) {
     ActivationBatch in(tokens, k);
     in.set(x.data(), tokens, k);
     in.quantize(pool);
-    for (const auto& isa : isa_variants()) {
+    for (const auto& isa : i2s_variants()) {
       const auto m = make_matmul(w, "i2s", pool, isa.cpu);
       ASSERT_EQ(m->kernel_name(), "i2s/" + isa.name);
       const auto y = run_matmul(*m, x, tokens, pool);
@@ -212,7 +260,7 @@ TEST(I2sKernel, F16TernaryOnlyWhenForced) {
 // Auto takes i2s for I2_S unless tl2v runs (AVX-512 VBMI and VNNI): at every
 // ISA variant without VBMI, and on this CPU with VBMI cleared.
 TEST(I2sKernel, AutoPicksI2sForI2sWithoutVbmi) {
-  const auto variants = isa_variants();
+  const auto variants = i2s_variants();
   ASSERT_FALSE(variants.empty()) << "no AVX2: nothing to test";
   const auto t = random_ternary(16, 128, 2);
   const auto bytes = encode_ternary(GgmlType::I2_S, t, 16, 128, 1.0f);

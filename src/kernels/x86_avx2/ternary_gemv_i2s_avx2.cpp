@@ -20,8 +20,9 @@ namespace {
 
 // As in the AVX-512 file: codes stay in place under a mask, worth 4^j times
 // the code, and each accumulator holds one power of 4 (exact final shift).
-// One token: masks 0x03, 0x0C, 0x30, 0xC0 and no shifts, while K < 2^18.
-// More tokens: one shift by 4 per line half, masks 0x03 and 0x0C (x1, x4).
+// One token with VNNI: masks 0x03, 0x0C, 0x30, 0xC0 and no shifts, while
+// K < 2^18. More tokens with VNNI: one shift by 4 per line half, masks 0x03
+// and 0x0C (x1, x4).
 inline constexpr int64_t kMaxGroupsOneToken = (int64_t{1} << 18) / 16;
 
 // One token prefetches each line 4 KiB ahead (the int2 kernels' distance):
@@ -59,6 +60,79 @@ void tile_dots_1(const uint8_t* tile, int64_t groups, const int8_t* q, int32_t* 
     sum = _mm256_add_epi32(sum, _mm256_srai_epi32(acc[h][3], 6));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8 * h), sum);
   }
+}
+
+// One token without VNNI: vpmaddubsw's pair sums are added in int16 for 8
+// groups before one vpmaddwd widens them, so a line takes 8 multiplies
+// instead of tile_dots_1's 16 (Zen 3 has two pipes for them). One shift by 4
+// per line half puts the codes of bit pairs 0 and 2 at scale 1 (mask 0x03)
+// and those of pairs 1 and 3 at scale 4 (mask 0x0C), one int16 accumulator
+// each: per group and lane the scale-4 one adds two pair sums of at most
+// 2 x 8 x 128 = 2048 in magnitude, so 8 groups reach -32768 at worst and
+// never wrap. In L2 it ran 7.9-8.2 bytes per TSC cycle against tile_dots_1's
+// 6.1-6.3; from memory, one tile at a time, no faster.
+//
+// kTiles = 2 reads two tiles side by side (I2sPairDots: tiles half a region
+// apart, two weight streams): from memory, one thread, 18.3-18.8 GB/s
+// against 13.8-14.9 one tile at a time, in L2 9.2-9.4 bytes per TSC cycle
+// against 9.6-9.8 (AMD Zen 3; docs/performance.md "Session 15").
+inline constexpr int64_t kInt16GroupsOneToken = 8;
+
+template <int kTiles>
+void tile_dots_1_int16(const uint8_t* const* tiles, int64_t groups, const int8_t* q, int32_t* out) {
+  const __m256i m0 = _mm256_set1_epi8(0x03), m1 = _mm256_set1_epi8(0x0C), ones = _mm256_set1_epi16(1);
+  __m256i wide[kTiles][2][2];  // [tile][rows 0-7 | 8-15][scale 1 | scale 4], int32
+  #pragma GCC unroll 16
+  for (auto& tile : wide)
+    #pragma GCC unroll 16
+    for (auto& half : tile) half[0] = half[1] = _mm256_setzero_si256();
+  for (int64_t g0 = 0; g0 < groups; g0 += kInt16GroupsOneToken) {
+    const int64_t g_end = std::min(groups, g0 + kInt16GroupsOneToken);
+    __m256i acc[kTiles][2][2];  // as wide, int16
+    #pragma GCC unroll 16
+    for (auto& tile : acc)
+      #pragma GCC unroll 16
+      for (auto& half : tile) half[0] = half[1] = _mm256_setzero_si256();
+    for (int64_t g = g0; g < g_end; ++g) {
+      #pragma GCC unroll 16
+      for (int i = 0; i < kTiles; ++i)
+        _mm_prefetch(reinterpret_cast<const char*>(tiles[i] + 64 * g + kPrefetchBytes), _MM_HINT_T0);
+      const __m256i act[4] = {broadcast4(q + 16 * g), broadcast4(q + 16 * g + 4), broadcast4(q + 16 * g + 8),
+                              broadcast4(q + 16 * g + 12)};
+      #pragma GCC unroll 16
+      for (int i = 0; i < kTiles; ++i)
+        #pragma GCC unroll 16
+        for (int h = 0; h < 2; ++h) {
+          const __m256i line = _mm256_load_si256(reinterpret_cast<const __m256i*>(tiles[i] + 64 * g + 32 * h));
+          const __m256i high = _mm256_srli_epi16(line, 4);
+          const __m256i by1 = _mm256_add_epi16(_mm256_maddubs_epi16(_mm256_and_si256(line, m0), act[0]),
+                                               _mm256_maddubs_epi16(_mm256_and_si256(high, m0), act[2]));
+          const __m256i by4 = _mm256_add_epi16(_mm256_maddubs_epi16(_mm256_and_si256(line, m1), act[1]),
+                                               _mm256_maddubs_epi16(_mm256_and_si256(high, m1), act[3]));
+          acc[i][h][0] = _mm256_add_epi16(acc[i][h][0], by1);
+          acc[i][h][1] = _mm256_add_epi16(acc[i][h][1], by4);
+          // Two tiles fill the registers: pinned, as tile_dots_int16's.
+          if constexpr (kTiles > 1) asm("" : "+x"(acc[i][h][0]), "+x"(acc[i][h][1]));
+        }
+    }
+    #pragma GCC unroll 16
+    for (int i = 0; i < kTiles; ++i)
+      #pragma GCC unroll 16
+      for (int h = 0; h < 2; ++h)
+        #pragma GCC unroll 16
+        for (int s = 0; s < 2; ++s) wide[i][h][s] = _mm256_add_epi32(wide[i][h][s], _mm256_madd_epi16(acc[i][h][s], ones));
+  }
+  #pragma GCC unroll 16
+  for (int i = 0; i < kTiles; ++i)
+    #pragma GCC unroll 16
+    for (int h = 0; h < 2; ++h)  // the scale-4 sum is a multiple of 4: the shift is exact
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 16 * i + 8 * h),
+                          _mm256_add_epi32(wide[i][h][0], _mm256_srai_epi32(wide[i][h][1], 2)));
+}
+
+void pair_dots(const uint8_t* tile_a, const uint8_t* tile_b, int64_t groups, const int8_t* q, int32_t* out) {
+  const uint8_t* const tiles[2] = {tile_a, tile_b};
+  tile_dots_1_int16<2>(tiles, groups, q, out);
 }
 
 template <bool kVnni, int kTokens>
@@ -153,6 +227,7 @@ void tile_dots_int16(const uint8_t* tile, int64_t groups, const int8_t* q, int64
 template <bool kVnni>
 void tile_dots_any(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_stride, int tokens, int32_t* out) {
   if (tokens == 1) {
+    if constexpr (!kVnni) return tile_dots_1_int16<1>(&tile, groups, q, out);  // int32 sums of at most 4 x 2 x 128 per column
     if (groups <= kMaxGroupsOneToken) return tile_dots_1<kVnni>(tile, groups, q, out);
     return tile_dots<kVnni, 1>(tile, groups, q, q_stride, out);
   }
@@ -174,5 +249,7 @@ void tile_dots_any(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t
 }  // namespace
 
 I2sTileDots i2s_tile_dots_avx2(bool vnni) { return vnni ? tile_dots_any<true> : tile_dots_any<false>; }
+
+I2sPairDots i2s_pair_dots_avx2(bool vnni) { return vnni ? nullptr : pair_dots; }
 
 }  // namespace lowbit
