@@ -46,7 +46,8 @@ BatchedGenerator::BatchedGenerator(const Model& model, const Tokenizer& tokenize
       decoder_(model, pool, std::max<int64_t>(options.max_batch, options.n_slots), options.kv_type,
                std::max(1, options.n_slots)) {
   if (options.n_slots < 1) fail("batched generation needs at least 1 slot, not ", options.n_slots);
-  if (options.prompt_chunk < 1) fail("batched generation needs a prompt chunk of at least 1 row, not ", options.prompt_chunk);
+  if (options.prompt_chunk < 1)
+    fail("batched generation needs a prompt chunk of at least 1 row, not ", options.prompt_chunk);
   for (int i = 0; i < options.n_slots; ++i) {
     slots_.push_back(std::make_unique<Slot>());
     slots_.back()->index = i;
@@ -221,7 +222,8 @@ void BatchedGenerator::plan_pass(std::vector<BatchRow>& rows, std::vector<int>& 
   }
   // Prompts in the room left, in slot order, at most prompt_chunk_ rows while
   // other slots generate; a prompt's last row wants logits.
-  const int64_t prompt_end = rows.empty() ? capacity : std::min(capacity, static_cast<int64_t>(rows.size()) + prompt_chunk_);
+  const int64_t prompt_end =
+      rows.empty() ? capacity : std::min(capacity, static_cast<int64_t>(rows.size()) + prompt_chunk_);
   for (const auto& sp : slots_) {
     Slot& s = *sp;
     if (!s.active || s.next_prompt >= s.n_prompt) continue;

@@ -120,7 +120,8 @@ void tile_dots_1_int16(const uint8_t* const* tiles, int64_t groups, const int8_t
       #pragma GCC unroll 16
       for (int h = 0; h < 2; ++h)
         #pragma GCC unroll 16
-        for (int s = 0; s < 2; ++s) wide[i][h][s] = _mm256_add_epi32(wide[i][h][s], _mm256_madd_epi16(acc[i][h][s], ones));
+        for (int s = 0; s < 2; ++s)
+          wide[i][h][s] = _mm256_add_epi32(wide[i][h][s], _mm256_madd_epi16(acc[i][h][s], ones));
   }
   #pragma GCC unroll 16
   for (int i = 0; i < kTiles; ++i)
@@ -227,7 +228,8 @@ void tile_dots_int16(const uint8_t* tile, int64_t groups, const int8_t* q, int64
 template <bool kVnni>
 void tile_dots_any(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_stride, int tokens, int32_t* out) {
   if (tokens == 1) {
-    if constexpr (!kVnni) return tile_dots_1_int16<1>(&tile, groups, q, out);  // int32 sums of at most 4 x 2 x 128 per column
+    // int32 sums of at most 4 x 2 x 128 per column: no limit on K that matters
+    if constexpr (!kVnni) return tile_dots_1_int16<1>(&tile, groups, q, out);
     if (groups <= kMaxGroupsOneToken) return tile_dots_1<kVnni>(tile, groups, q, out);
     return tile_dots<kVnni, 1>(tile, groups, q, q_stride, out);
   }
