@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/timer.h"
 
 namespace lowbit {
 
@@ -35,6 +36,9 @@ struct BatchedGenerator::Slot {
   std::vector<int32_t> history;  // prompt, then sampled tokens
   std::deque<int32_t> out;       // sampled, not yet taken by the request
   std::condition_variable ready; // request: tokens in `out`, or the engine is done
+  // now_seconds() when the request took the slot, and when its first and last
+  // tokens were sampled (0: none yet).
+  double admitted = 0, first_token = 0, last_token = 0;
 };
 
 BatchedGenerator::BatchedGenerator(const Model& model, const Tokenizer& tokenizer, ThreadPool& pool,
@@ -104,6 +108,7 @@ BatchedResult BatchedGenerator::generate(const BatchedRequest& request,
   for (const int32_t t : request.prompt)
     if (t < 0 || t >= V) fail("prompt token ", t, " is outside the vocabulary of ", V);
 
+  const double called = now_seconds();
   std::unique_lock<std::mutex> lock(mutex_);
   slot_freed_.wait(lock, [&] {
     return stopping_ || std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return !s->busy; });
@@ -137,6 +142,8 @@ BatchedResult BatchedGenerator::generate(const BatchedRequest& request,
   s.sampler = std::make_unique<Sampler>(request.sampling, V);
   s.history = request.prompt;
   s.last_used = ++clock_;
+  s.admitted = now_seconds();
+  s.first_token = s.last_token = 0;
   work_.notify_one();
 
   BatchedResult r;
@@ -172,6 +179,11 @@ BatchedResult BatchedGenerator::generate(const BatchedRequest& request,
     throw;
   }
   r.context_full = s.context_full;
+  r.wait_seconds = s.admitted - called;
+  if (s.first_token > 0) {
+    r.prompt_seconds = s.first_token - s.admitted;
+    r.generate_seconds = s.last_token - s.first_token;
+  }
   const std::string error = s.error;
   s.busy = false;
   slot_freed_.notify_one();
@@ -238,6 +250,8 @@ void BatchedGenerator::plan_pass(std::vector<BatchRow>& rows, std::vector<int>& 
 }
 
 void BatchedGenerator::take_token(Slot& s, int32_t token) {
+  s.last_token = now_seconds();
+  if (s.first_token == 0) s.first_token = s.last_token;
   if (s.cancel || s.sampled >= s.budget || tokenizer_.is_end_of_generation(token)) return finish(s);
   s.out.push_back(token);
   s.history.push_back(token);

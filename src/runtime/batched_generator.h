@@ -37,6 +37,10 @@ struct BatchedResult {
   int64_t cached = 0;              // prompt tokens found in the slot's KV cache
   int slot = 0;                    // the sequence slot the request ran in
   bool context_full = false;       // stopped because the context had no room left
+  // Seconds: waiting for a slot; from the slot to the first sampled token (the
+  // prompt's passes, shared with other requests' rows); from the first sampled
+  // token to the last.
+  double wait_seconds = 0, prompt_seconds = 0, generate_seconds = 0;
 };
 
 struct BatchedOptions {

@@ -108,6 +108,15 @@ CompletionRequest CompletionService::parse(const std::string& body, bool chat) c
     if (!j["stream"].is_boolean()) fail("field \"stream\" must be true or false");
     r.stream = j["stream"];
   }
+  if (j.contains("stream_options") && !j["stream_options"].is_null()) {
+    const json& o = j["stream_options"];
+    if (!r.stream) fail("field \"stream_options\" is only for \"stream\": true");
+    if (!o.is_object()) fail("field \"stream_options\" must be an object");
+    if (o.contains("include_usage") && !o["include_usage"].is_null()) {
+      if (!o["include_usage"].is_boolean()) fail("field \"stream_options.include_usage\" must be true or false");
+      r.include_usage = o["include_usage"];
+    }
+  }
   if (j.contains("stop") && !j["stop"].is_null()) {
     const json& st = j["stop"];
     if (st.is_string()) {
@@ -153,17 +162,24 @@ void CompletionService::complete(const CompletionRequest& r, HttpResponder& out)
   const int64_t number = next_id_++;
   const std::string id = (r.chat ? "chatcmpl-" : "cmpl-") + std::to_string(number);
   const int64_t created = static_cast<int64_t>(std::time(nullptr));
-  auto event = [&](const std::string& text, const json& finish) {
-    json choice = {{"index", 0}, {"finish_reason", finish}};
-    if (r.chat)
-      choice["delta"] = text.empty() && !finish.is_null() ? json::object() : json{{"role", "assistant"}, {"content", text}};
-    else
-      choice["text"] = text, choice["logprobs"] = nullptr;
-    const json chunk = {{"id", id},
-                        {"object", r.chat ? "chat.completion.chunk" : "text_completion"},
-                        {"created", created},
-                        {"model", model_name_},
-                        {"choices", json::array({choice})}};
+  // A stream's chunk: `extra` adds fields (the last one's timings), and a
+  // null `text` makes a chunk with no choices (the usage chunk).
+  auto event = [&](const std::string* text, const json& finish, const json& extra = json::object()) {
+    json chunk = {{"id", id},
+                  {"object", r.chat ? "chat.completion.chunk" : "text_completion"},
+                  {"created", created},
+                  {"model", model_name_},
+                  {"choices", json::array()}};
+    if (text != nullptr) {
+      json choice = {{"index", 0}, {"finish_reason", finish}};
+      if (r.chat)
+        choice["delta"] =
+            text->empty() && !finish.is_null() ? json::object() : json{{"role", "assistant"}, {"content", *text}};
+      else
+        choice["text"] = *text, choice["logprobs"] = nullptr;
+      chunk["choices"].push_back(choice);
+    }
+    chunk.update(extra);
     return "data: " + dump(chunk) + "\n\n";
   };
 
@@ -192,7 +208,8 @@ void CompletionService::complete(const CompletionRequest& r, HttpResponder& out)
     if (!r.stream) return !stopped;
     size_t ready = stopped ? text.size() : text.size() > hold ? text.size() - hold : 0;
     ready = utf8_boundary(text, std::max(ready, sent));
-    if (ready > sent && !out.chunk(event(text.substr(sent, ready - sent), nullptr))) gone = true;
+    const std::string piece = text.substr(sent, ready - sent);
+    if (ready > sent && !out.chunk(event(&piece, nullptr))) gone = true;
     sent = std::max(sent, ready);
     return !stopped && !gone;
   };
@@ -211,10 +228,24 @@ void CompletionService::complete(const CompletionRequest& r, HttpResponder& out)
                       {"completion_tokens", n_gen},
                       {"total_tokens", static_cast<int64_t>(prompt.size()) + n_gen},
                       {"prompt_tokens_details", {{"cached_tokens", same}}}};
+  // llama-server's fields: the prompt's passes (shared with other requests'
+  // rows) up to the first sampled token, then the tokens after it.
+  const int64_t evaluated = static_cast<int64_t>(prompt.size()) - same;
+  const auto per_second = [](int64_t n, double seconds) { return seconds > 0 ? static_cast<double>(n) / seconds : 0.0; };
+  const json timings = {{"cache_n", same},
+                        {"prompt_n", evaluated},
+                        {"prompt_ms", 1e3 * result.prompt_seconds},
+                        {"prompt_per_second", per_second(evaluated, result.prompt_seconds)},
+                        {"predicted_n", n_gen},
+                        {"predicted_ms", 1e3 * result.generate_seconds},
+                        {"predicted_per_second", per_second(std::max<int64_t>(0, n_gen - 1), result.generate_seconds)},
+                        {"queued_ms", 1e3 * result.wait_seconds}};
   if (r.stream) {
     if (gone) return;
-    if (text.size() > sent) out.chunk(event(text.substr(sent), nullptr));
-    out.chunk(event("", finish));
+    const std::string rest = text.substr(sent), none;
+    if (!rest.empty()) out.chunk(event(&rest, nullptr));
+    out.chunk(event(&none, finish, {{"timings", timings}}));
+    if (r.include_usage) out.chunk(event(nullptr, nullptr, {{"usage", usage}}));
     out.chunk("data: [DONE]\n\n");
     out.end_stream();
     return;
@@ -230,7 +261,8 @@ void CompletionService::complete(const CompletionRequest& r, HttpResponder& out)
               {"created", created},
               {"model", model_name_},
               {"choices", json::array({choice})},
-              {"usage", usage}});
+              {"usage", usage},
+              {"timings", timings}});
 }
 
 }  // namespace lowbit

@@ -33,6 +33,7 @@ struct CompletionRequest {
   SamplerParams sampling;
   bool seed_given = false;
   bool stream = false;
+  bool include_usage = false;     // stream_options.include_usage: a last chunk with usage
   std::vector<std::string> stop;  // stop strings (not included in the text)
 };
 

@@ -92,6 +92,7 @@ std::string stream_text(const std::string& events, bool chat, bool* done, std::s
       continue;
     }
     const json j = json::parse(data);
+    if (j["choices"].empty()) continue;  // the usage chunk (stream_options.include_usage)
     const json& c = j["choices"][0];
     if (!c["finish_reason"].is_null()) *finish = c["finish_reason"];
     if (chat) {
@@ -187,6 +188,49 @@ TEST_F(CompletionServer, StreamGivesTheSameTextInPieces) {
   EXPECT_EQ(text, json::parse(whole.body)["choices"][0]["text"].get<std::string>());
 }
 
+// Every reply says where its time went (llama-server's "timings"), and a
+// stream asked for usage ends with a chunk holding it, before [DONE].
+TEST_F(CompletionServer, TimingsAndStreamUsageAddUp) {
+  const Reply whole = request(port(), "POST", "/v1/completions", R"({"prompt":"Once upon","max_tokens":8,"temperature":0})");
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  const json j = json::parse(whole.body);
+  const json& t = j["timings"];
+  EXPECT_EQ(t["predicted_n"], j["usage"]["completion_tokens"]);
+  EXPECT_EQ(t["prompt_n"].get<int>() + t["cache_n"].get<int>(), j["usage"]["prompt_tokens"].get<int>());
+  EXPECT_GT(t["prompt_ms"].get<double>(), 0.0);
+  EXPECT_GT(t["predicted_ms"].get<double>(), 0.0) << "8 tokens: 7 passes after the first";
+  EXPECT_GT(t["predicted_per_second"].get<double>(), 0.0);
+  EXPECT_GE(t["queued_ms"].get<double>(), 0.0);
+
+  const Reply streamed = request(port(), "POST", "/v1/completions",
+                                 R"({"prompt":"Once upon","max_tokens":8,"temperature":0,"stream":true,)"
+                                 R"("stream_options":{"include_usage":true}})");
+  ASSERT_EQ(streamed.status, 200) << streamed.body;
+  std::vector<json> chunks;
+  bool done = false;
+  for (size_t p = 0; (p = streamed.body.find("data: ", p)) != std::string::npos;) {
+    const size_t end = streamed.body.find("\n\n", p);
+    const std::string data = streamed.body.substr(p + 6, end - p - 6);
+    p = end;
+    if (data == "[DONE]") {
+      done = true;
+      continue;
+    }
+    ASSERT_FALSE(done) << "a chunk after [DONE]";
+    chunks.push_back(json::parse(data));
+  }
+  ASSERT_TRUE(done);
+  ASSERT_GE(chunks.size(), 3u);
+  const json& usage = chunks.back();
+  EXPECT_TRUE(usage["choices"].empty());
+  EXPECT_EQ(usage["usage"]["completion_tokens"], j["usage"]["completion_tokens"]);
+  EXPECT_EQ(usage["usage"]["prompt_tokens"], j["usage"]["prompt_tokens"]);
+  const json& last = chunks[chunks.size() - 2];
+  EXPECT_EQ(last["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(last["timings"]["predicted_n"], 8);
+  for (size_t i = 0; i + 2 < chunks.size(); ++i) EXPECT_FALSE(chunks[i].contains("timings")) << i;
+}
+
 TEST_F(CompletionServer, StopStringEndsTheTextBeforeIt) {
   const std::string full =
       json::parse(request(port(), "POST", "/v1/completions", R"({"prompt":"Once upon","max_tokens":24,"temperature":0})").body)
@@ -251,6 +295,9 @@ TEST_F(CompletionServer, BadRequestsGetTheirStatusAndTheServerGoesOn) {
       {"POST", "/v1/completions", R"({"prompt":"a","top_p":2})", 400, "top_p"},
       {"POST", "/v1/completions", R"({"prompt":"a","stop":["x",""]})", 400, "stop"},
       {"POST", "/v1/completions", R"({"prompt":"a","n":2})", 400, "only 1 completion"},
+      {"POST", "/v1/completions", R"({"prompt":"a","stream_options":{"include_usage":true}})", 400, "stream_options"},
+      {"POST", "/v1/completions", R"({"prompt":"a","stream":true,"stream_options":{"include_usage":1}})", 400,
+       "include_usage"},
       {"POST", "/v1/completions", R"({"prompt":")" + std::string(3000, 'z') + R"("})", 400, "context"},
       {"POST", "/v1/chat/completions", R"({"messages":[]})", 400, "messages"},
       {"POST", "/v1/chat/completions", R"({"messages":[{"role":"robot","content":"x"}]})", 400, "robot"},
