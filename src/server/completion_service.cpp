@@ -208,8 +208,10 @@ void CompletionService::complete(const CompletionRequest& r, HttpResponder& out)
     if (!r.stream) return !stopped;
     size_t ready = stopped ? text.size() : text.size() > hold ? text.size() - hold : 0;
     ready = utf8_boundary(text, std::max(ready, sent));
-    const std::string piece = text.substr(sent, ready - sent);
-    if (ready > sent && !out.chunk(event(&piece, nullptr))) gone = true;
+    if (ready > sent) {
+      const std::string piece = text.substr(sent, ready - sent);
+      if (!out.chunk(event(&piece, nullptr))) gone = true;
+    }
     sent = std::max(sent, ready);
     return !stopped && !gone;
   };
