@@ -30,10 +30,11 @@ inline constexpr int64_t kMaxGroupsOneToken = (int64_t{1} << 18) / 16;
 // int2 kernel's GB/s without it and 1.02-1.12x with it, in the same runs
 // (bench-gemv --chain, 1 and 2 threads; docs/performance.md "Session 12").
 // Adding the pair sums in int16 for 8 groups before widening them (half the
-// multiplies) did not move that ratio (1.08 against 1.10).
+// multiplies) did not move that ratio (1.08 against 1.10); with two tiles side
+// by side it does (tile_dots_1_int16, session 15).
 inline constexpr int64_t kPrefetchBytes = 4096;
 
-template <bool kVnni>
+// With VNNI (plain AVX2 takes tile_dots_1_int16 and tile_dots_int16).
 void tile_dots_1(const uint8_t* tile, int64_t groups, const int8_t* q, int32_t* out) {
   const __m256i masks[4] = {_mm256_set1_epi8(0x03), _mm256_set1_epi8(0x0C), _mm256_set1_epi8(0x30),
                             _mm256_set1_epi8(static_cast<char>(0xC0))};
@@ -50,7 +51,7 @@ void tile_dots_1(const uint8_t* tile, int64_t groups, const int8_t* q, int32_t* 
     for (int j = 0; j < 4; ++j) {
       const __m256i act = broadcast4(q + 16 * g + 4 * j);
       #pragma GCC unroll 16
-      for (int h = 0; h < 2; ++h) acc[h][j] = dot_u8s8<kVnni>(acc[h][j], _mm256_and_si256(lines[h], masks[j]), act);
+      for (int h = 0; h < 2; ++h) acc[h][j] = dot_u8s8<true>(acc[h][j], _mm256_and_si256(lines[h], masks[j]), act);
     }
   }
   #pragma GCC unroll 16
@@ -136,7 +137,8 @@ void pair_dots(const uint8_t* tile_a, const uint8_t* tile_b, int64_t groups, con
   tile_dots_1_int16<2>(tiles, groups, q, out);
 }
 
-template <bool kVnni, int kTokens>
+// With VNNI: 4 accumulators per token (scales 1 and 4, two row halves).
+template <int kTokens>
 void tile_dots(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_stride, int32_t* out) {
   const __m256i m0 = _mm256_set1_epi8(0x03), m1 = _mm256_set1_epi8(0x0C);
   __m256i acc[kTokens][2][2];  // [token][rows 0-7 | 8-15][scale 1 | scale 4]
@@ -157,7 +159,7 @@ void tile_dots(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_s
       for (int t = 0; t < kTokens; ++t)
         #pragma GCC unroll 16
         for (int j = 0; j < 4; ++j)
-          acc[t][h][j % 2] = dot_u8s8<kVnni>(acc[t][h][j % 2], codes[j], broadcast4(q + t * q_stride + 16 * g + 4 * j));
+          acc[t][h][j % 2] = dot_u8s8<true>(acc[t][h][j % 2], codes[j], broadcast4(q + t * q_stride + 16 * g + 4 * j));
     }
   }
   #pragma GCC unroll 16
@@ -228,18 +230,21 @@ void tile_dots_int16(const uint8_t* tile, int64_t groups, const int8_t* q, int64
 template <bool kVnni>
 void tile_dots_any(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_stride, int tokens, int32_t* out) {
   if (tokens == 1) {
-    // int32 sums of at most 4 x 2 x 128 per column: no limit on K that matters
-    if constexpr (!kVnni) return tile_dots_1_int16<1>(&tile, groups, q, out);
-    if (groups <= kMaxGroupsOneToken) return tile_dots_1<kVnni>(tile, groups, q, out);
-    return tile_dots<kVnni, 1>(tile, groups, q, q_stride, out);
+    if constexpr (kVnni) {
+      if (groups <= kMaxGroupsOneToken) return tile_dots_1(tile, groups, q, out);
+      return tile_dots<1>(tile, groups, q, q_stride, out);
+    } else {
+      // int32 sums of at most 4 x 2 x 128 per column: no limit on K that matters
+      return tile_dots_1_int16<1>(&tile, groups, q, out);
+    }
   }
   // 16 ymm registers: with VNNI, 4 tokens x 4 accumulators is the most that
   // stays in them; without, 4 tokens x 2 int16 accumulators.
   const int done = tokens >= 4 ? 4 : tokens;
   if constexpr (kVnni) {
-    if (done == 2) tile_dots<kVnni, 2>(tile, groups, q, q_stride, out);
-    if (done == 3) tile_dots<kVnni, 3>(tile, groups, q, q_stride, out);
-    if (done == 4) tile_dots<kVnni, 4>(tile, groups, q, q_stride, out);
+    if (done == 2) tile_dots<2>(tile, groups, q, q_stride, out);
+    if (done == 3) tile_dots<3>(tile, groups, q, q_stride, out);
+    if (done == 4) tile_dots<4>(tile, groups, q, q_stride, out);
   } else {
     if (done == 2) tile_dots_int16<2>(tile, groups, q, q_stride, out);
     if (done == 3) tile_dots_int16<3>(tile, groups, q, q_stride, out);
