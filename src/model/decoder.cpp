@@ -146,10 +146,12 @@ void Decoder::matmuls(const Linear* const (&ls)[N], const ActivationBatch& in, f
     if (ls[i]->out_scale != 1.0f) ops_.scale(ys[i], in.tokens() * ls[i]->matmul->rows(), ls[i]->out_scale);
 }
 
-void Decoder::rms_norm_rows(const float* x, const float* weight, int64_t n, int64_t dim, float* out) {
+void Decoder::rms_norm_rows(const float* x, const float* weight, int64_t n, int64_t dim, float* out,
+                            const int64_t* rows) {
   const float eps = model_.config().rms_eps;
   pool_.parallel_for(n, 1, [&](int64_t begin, int64_t end, int) {
-    for (int64_t t = begin; t < end; ++t) ops_.rms_norm(x + t * dim, weight, dim, eps, out + t * dim);
+    for (int64_t t = begin; t < end; ++t)
+      ops_.rms_norm(x + (rows != nullptr ? rows[t] : t) * dim, weight, dim, eps, out + t * dim);
   });
 }
 
@@ -292,11 +294,7 @@ void Decoder::eval_batch(int64_t n, float* logits, int64_t n_logits) {
   }
   if (logits == nullptr || n_logits == 0) return;
   // The wanted rows, normed side by side.
-  const float eps = c.rms_eps;
-  pool_.parallel_for(n_logits, 1, [&](int64_t begin, int64_t end, int) {
-    for (int64_t k = begin; k < end; ++k)
-      ops_.rms_norm(x + logit_rows_[static_cast<size_t>(k)] * D, model_.output_norm().data(), D, eps, xn + k * D);
-  });
+  rms_norm_rows(x, model_.output_norm().data(), n_logits, D, xn, logit_rows_.data());
   act_.set(xn, n_logits, D);
   end_stage(P::kNorms);
   matmul(model_.output(), act_, logits);

@@ -76,8 +76,10 @@ class Decoder {
   void matmuls(const Linear* const (&ls)[N], const ActivationBatch& in, float* const (&ys)[N]);
   // Closes the stage that started at stage_start_ (a no-op without a profile).
   void end_stage(DecodeProfile::Stage stage, int64_t bytes = 0);
-  // out[t] = rms_norm(x[t]) for n tokens of `dim` floats, on the pool.
-  void rms_norm_rows(const float* x, const float* weight, int64_t n, int64_t dim, float* out);
+  // out[t] = rms_norm(x[rows[t]]) for n rows of `dim` floats (rows == nullptr:
+  // x[t]), on the pool.
+  void rms_norm_rows(const float* x, const float* weight, int64_t n, int64_t dim, float* out,
+                     const int64_t* rows = nullptr);
   void store_kv(int64_t layer, int64_t n);
   void attention(int64_t layer, int64_t n);
 
