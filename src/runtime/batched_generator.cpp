@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/timer.h"
+#include "runtime/generator.h"
 
 namespace lowbit {
 
@@ -114,16 +115,13 @@ BatchedResult BatchedGenerator::generate(const BatchedRequest& request,
     return stopping_ || std::any_of(slots_.begin(), slots_.end(), [](const auto& s) { return !s->busy; });
   });
   if (stopping_) fail("the server is shutting down");
-  // The free slot sharing the longest prefix with the prompt (at least the
-  // prompt's last token is evaluated: its logits sample the first token),
-  // else the one unused longest.
+  // The free slot whose cache the prompt can reuse most of, else the one
+  // unused longest.
   Slot* slot = nullptr;
   int64_t best = -1;
   for (const auto& s : slots_) {
     if (s->busy) continue;
-    int64_t same = 0;
-    const int64_t n_cached = static_cast<int64_t>(s->cached.size());
-    while (same < n_cached && same + 1 < n_prompt && s->cached[same] == request.prompt[same]) ++same;
+    const int64_t same = reusable_prefix(s->cached, request.prompt);
     if (same > best || (same == best && s->last_used < slot->last_used)) best = same, slot = s.get();
   }
   Slot& s = *slot;

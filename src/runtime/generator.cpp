@@ -21,6 +21,12 @@ std::string llama2c_piece(const Tokenizer& tokenizer, int32_t prev, int32_t toke
   return piece;
 }
 
+int64_t reusable_prefix(const std::vector<int32_t>& cached, const std::vector<int32_t>& prompt) {
+  size_t same = 0;
+  while (same < cached.size() && same + 1 < prompt.size() && cached[same] == prompt[same]) ++same;
+  return static_cast<int64_t>(same);
+}
+
 GenerateResult generate_text(Decoder& decoder, const Tokenizer& tokenizer, const std::vector<int32_t>& prompt,
                         const GenerateOptions& options, const std::function<void(std::string_view)>& on_text) {
   if (prompt.empty()) fail("the prompt has no tokens (and the vocabulary adds no BOS)");

@@ -41,6 +41,11 @@ GenerateResult generate_text(Decoder& decoder, const Tokenizer& tokenizer, const
                         const GenerateOptions& options, const std::function<void(std::string_view)>& on_text);
 
 // run.c's decode + safe_printf: the text printed for `token` following `prev`.
+// Prompt tokens a KV cache holding `cached` can keep: the longest common
+// prefix, short of the prompt's last token (its logits sample the first
+// reply token, so it is always evaluated). GenerateOptions::cached_prefix.
+int64_t reusable_prefix(const std::vector<int32_t>& cached, const std::vector<int32_t>& prompt);
+
 std::string llama2c_piece(const Tokenizer& tokenizer, int32_t prev, int32_t token);
 
 }  // namespace lowbit

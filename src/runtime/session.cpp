@@ -6,13 +6,10 @@ Session::Session(const Model& model, ThreadPool& pool, KvCacheType kv_type) : de
 
 GenerateResult Session::generate(const Tokenizer& tokenizer, const std::vector<int32_t>& prompt,
                                  GenerateOptions options, const std::function<void(std::string_view)>& on_text) {
-  // The longest prefix shared with the cache; at least the prompt's last
-  // token is evaluated (its logits sample the first reply token).
-  size_t same = 0;
-  while (same < cached_.size() && same + 1 < prompt.size() && cached_[same] == prompt[same]) ++same;
-  decoder_.truncate(static_cast<int64_t>(same));
-  options.cached_prefix = static_cast<int64_t>(same);
-  last_cached_ = static_cast<int64_t>(same);
+  const int64_t same = reusable_prefix(cached_, prompt);
+  decoder_.truncate(same);
+  options.cached_prefix = same;
+  last_cached_ = same;
   cached_.clear();  // unknown if generation throws
   GenerateResult r = generate_text(decoder_, tokenizer, prompt, options, on_text);
   cached_ = prompt;
