@@ -34,8 +34,11 @@ struct BatchedGenerator::Slot {
   bool context_full = false;
   std::string error;
   std::unique_ptr<Sampler> sampler;
+  int logprobs = -1;             // the request's (BatchedRequest::logprobs)
+  bool prompt_logprobs = false;  // the request's
+  std::vector<SampledToken> prompt_lp;  // the prompt tokens' log-probabilities so far
   std::vector<int32_t> history;  // prompt, then sampled tokens
-  std::deque<int32_t> out;       // sampled, not yet taken by the request
+  std::deque<SampledToken> out;  // sampled, not yet taken by the request
   std::condition_variable ready; // request: tokens in `out`, or the engine is done
   // now_seconds() when the request took the slot, and when its first and last
   // tokens were sampled (0: none yet).
@@ -99,7 +102,7 @@ void BatchedGenerator::resume() {
 }
 
 BatchedResult BatchedGenerator::generate(const BatchedRequest& request,
-                                         const std::function<bool(int32_t)>& on_token) {
+                                         const std::function<bool(const SampledToken&)>& on_token) {
   const int64_t n_ctx = model_.n_ctx(), n_prompt = static_cast<int64_t>(request.prompt.size());
   if (n_prompt == 0) fail("the prompt has no tokens");
   if (n_prompt >= n_ctx) fail("the prompt has ", n_prompt, " tokens; the context holds ", n_ctx);
@@ -121,7 +124,7 @@ BatchedResult BatchedGenerator::generate(const BatchedRequest& request,
   int64_t best = -1;
   for (const auto& s : slots_) {
     if (s->busy) continue;
-    const int64_t same = reusable_prefix(s->cached, request.prompt);
+    const int64_t same = request.prompt_logprobs ? 0 : reusable_prefix(s->cached, request.prompt);
     if (same > best || (same == best && s->last_used < slot->last_used)) best = same, slot = s.get();
   }
   Slot& s = *slot;
@@ -138,6 +141,9 @@ BatchedResult BatchedGenerator::generate(const BatchedRequest& request,
   s.error.clear();
   s.out.clear();
   s.sampler = std::make_unique<Sampler>(request.sampling, V);
+  s.logprobs = request.logprobs;
+  s.prompt_logprobs = request.prompt_logprobs && request.logprobs >= 0;
+  s.prompt_lp.clear();
   s.history = request.prompt;
   s.last_used = ++clock_;
   s.admitted = now_seconds();
@@ -151,13 +157,13 @@ BatchedResult BatchedGenerator::generate(const BatchedRequest& request,
   try {
     for (;;) {
       s.ready.wait(lock, [&] { return !s.out.empty() || !s.active; });
-      const std::vector<int32_t> got(s.out.begin(), s.out.end());
-      s.out.clear();
+      std::deque<SampledToken> got;
+      got.swap(s.out);
       const bool done = !s.active;
       lock.unlock();
-      for (const int32_t t : got) {
+      for (const SampledToken& t : got) {
         if (!want_more) break;
-        r.generated.push_back(t);
+        r.generated.push_back(t.id);
         want_more = on_token(t);
       }
       lock.lock();
@@ -177,6 +183,7 @@ BatchedResult BatchedGenerator::generate(const BatchedRequest& request,
     throw;
   }
   r.context_full = s.context_full;
+  r.prompt_logprobs = std::move(s.prompt_lp);
   r.wait_seconds = s.admitted - called;
   if (s.first_token > 0) {
     r.prompt_seconds = s.first_token - s.admitted;
@@ -207,9 +214,9 @@ void BatchedGenerator::finish(Slot& s) {
   s.ready.notify_all();
 }
 
-void BatchedGenerator::plan_pass(std::vector<BatchRow>& rows, std::vector<int>& logit_slots) {
+void BatchedGenerator::plan_pass(std::vector<BatchRow>& rows, std::vector<LogitRow>& logit_rows) {
   rows.clear();
-  logit_slots.clear();
+  logit_rows.clear();
   const int64_t capacity = decoder_.max_batch();
   for (const auto& sp : slots_) {
     Slot& s = *sp;
@@ -226,12 +233,13 @@ void BatchedGenerator::plan_pass(std::vector<BatchRow>& rows, std::vector<int>& 
     // decoder holds at least n_slots rows).
     if (s.has_pending) {
       rows.push_back({s.pending, s.index, true});
-      logit_slots.push_back(s.index);
+      logit_rows.push_back({s.index, -1});
       s.has_pending = false;
     }
   }
   // Prompts in the room left, in slot order, at most prompt_chunk_ rows while
-  // other slots generate; a prompt's last row wants logits.
+  // other slots generate; a prompt's last row wants logits (every row, for
+  // a request that wants the prompt's log-probabilities).
   const int64_t prompt_end =
       rows.empty() ? capacity : std::min(capacity, static_cast<int64_t>(rows.size()) + prompt_chunk_);
   for (const auto& sp : slots_) {
@@ -240,18 +248,19 @@ void BatchedGenerator::plan_pass(std::vector<BatchRow>& rows, std::vector<int>& 
     const int64_t take = std::min(s.n_prompt - s.next_prompt, prompt_end - static_cast<int64_t>(rows.size()));
     for (int64_t i = 0; i < take; ++i) {
       const bool last = s.next_prompt + 1 == s.n_prompt;
-      rows.push_back({s.history[static_cast<size_t>(s.next_prompt)], s.index, last});
-      if (last) logit_slots.push_back(s.index);
+      rows.push_back({s.history[static_cast<size_t>(s.next_prompt)], s.index, last || s.prompt_logprobs});
+      if (last || s.prompt_logprobs) logit_rows.push_back({s.index, last ? -1 : s.next_prompt});
       ++s.next_prompt;
     }
   }
 }
 
-void BatchedGenerator::take_token(Slot& s, int32_t token) {
+void BatchedGenerator::take_token(Slot& s, SampledToken&& sampled) {
+  const int32_t token = sampled.id;
   s.last_token = now_seconds();
   if (s.first_token == 0) s.first_token = s.last_token;
   if (s.cancel || s.sampled >= s.budget || tokenizer_.is_end_of_generation(token)) return finish(s);
-  s.out.push_back(token);
+  s.out.push_back(std::move(sampled));
   s.history.push_back(token);
   ++s.sampled;
   s.ready.notify_all();
@@ -268,8 +277,8 @@ void BatchedGenerator::take_token(Slot& s, int32_t token) {
 void BatchedGenerator::engine_loop() {
   const int64_t V = model_.config().n_vocab;
   std::vector<BatchRow> rows;
-  std::vector<int> logit_slots;
-  std::vector<int32_t> tokens;
+  std::vector<LogitRow> logit_rows;
+  std::vector<SampledToken> tokens;
   std::vector<float> logits(static_cast<size_t>(n_slots() * V));
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
@@ -278,17 +287,24 @@ void BatchedGenerator::engine_loop() {
     };
     work_.wait(lock, [&] { return stopping_ || (!paused_ && any_active()); });
     if (!any_active()) return;  // stopping, nothing left
-    plan_pass(rows, logit_slots);
+    plan_pass(rows, logit_rows);
     if (rows.empty()) continue;  // every active slot was cancelled
     lock.unlock();
     std::string error;
-    tokens.assign(logit_slots.size(), 0);
+    tokens.assign(logit_rows.size(), SampledToken{});
+    // Room for every logits row: more than one per slot only when a request
+    // wants its prompt's log-probabilities.
+    if (logits.size() < logit_rows.size() * static_cast<size_t>(V)) logits.resize(logit_rows.size() * static_cast<size_t>(V));
     try {
       if (on_pass_) on_pass_(rows.data(), static_cast<int64_t>(rows.size()));
       decoder_.eval_rows(rows.data(), static_cast<int64_t>(rows.size()), logits.data());
-      for (size_t k = 0; k < logit_slots.size(); ++k) {
-        Slot& s = *slots_[static_cast<size_t>(logit_slots[k])];
-        tokens[k] = s.sampler->sample(logits.data() + static_cast<int64_t>(k) * V, s.history);
+      for (size_t k = 0; k < logit_rows.size(); ++k) {
+        // The history and the sampler are the engine's while the slot is active.
+        Slot& s = *slots_[static_cast<size_t>(logit_rows[k].slot)];
+        const float* row = logits.data() + static_cast<int64_t>(k) * V;
+        const int64_t p = logit_rows[k].prompt_pos;
+        tokens[k].id = p >= 0 ? s.history[static_cast<size_t>(p + 1)] : s.sampler->sample(row, s.history);
+        if (s.logprobs >= 0) fill_token_logprobs(row, V, s.logprobs, tokens[k]);
       }
     } catch (const std::exception& e) {
       error = e.what();
@@ -307,7 +323,14 @@ void BatchedGenerator::engine_loop() {
       }
       continue;
     }
-    for (size_t k = 0; k < logit_slots.size(); ++k) take_token(*slots_[static_cast<size_t>(logit_slots[k])], tokens[k]);
+    for (size_t k = 0; k < logit_rows.size(); ++k) {
+      Slot& s = *slots_[static_cast<size_t>(logit_rows[k].slot)];
+      if (logit_rows[k].prompt_pos >= 0) {
+        if (s.active) s.prompt_lp.push_back(std::move(tokens[k]));
+      } else {
+        take_token(s, std::move(tokens[k]));
+      }
+    }
   }
 }
 

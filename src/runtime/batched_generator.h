@@ -22,6 +22,7 @@
 
 #include "model/decoder.h"
 #include "runtime/sampler.h"
+#include "runtime/token_logprobs.h"
 #include "tokenizer/tokenizer.h"
 
 namespace lowbit {
@@ -30,10 +31,19 @@ struct BatchedRequest {
   std::vector<int32_t> prompt;  // non-empty, shorter than the context
   int64_t n_predict = 128;      // tokens to sample at most (< 0: until the context is full)
   SamplerParams sampling;
+  // < 0: none. Otherwise each sampled token comes with its log-probability
+  // and this many most likely alternatives (runtime/token_logprobs.h).
+  int logprobs = -1;
+  // Also the log-probabilities of the prompt's tokens after the first (each
+  // from the logits of the position before it), as `echo` with `logprobs`
+  // reports them. The whole prompt is evaluated: a cached prefix has no
+  // logits to give.
+  bool prompt_logprobs = false;
 };
 
 struct BatchedResult {
   std::vector<int32_t> generated;  // sampled tokens handed to on_token, end token excluded
+  std::vector<SampledToken> prompt_logprobs;  // request.prompt_logprobs: prompt tokens [1, n), in order
   int64_t cached = 0;              // prompt tokens found in the slot's KV cache
   int slot = 0;                    // the sequence slot the request ran in
   bool context_full = false;       // stopped because the context had no room left
@@ -70,10 +80,11 @@ class BatchedGenerator {
 
   // Runs one request beside the others and blocks until it ends: waits for a
   // free slot, then calls on_token on this thread with each sampled token, in
-  // order. on_token returning false ends the request there. Throws Error for
+  // order (with its log-probabilities if the request asked). on_token
+  // returning false ends the request there. Throws Error for
   // a bad request or a failed evaluation (the request's slot then forgets its
   // cache; other requests go on).
-  BatchedResult generate(const BatchedRequest& request, const std::function<bool(int32_t)>& on_token);
+  BatchedResult generate(const BatchedRequest& request, const std::function<bool(const SampledToken&)>& on_token);
 
   int n_slots() const { return static_cast<int>(slots_.size()); }
   // Slots held by a request (running, or finished and not yet returned).
@@ -90,10 +101,16 @@ class BatchedGenerator {
  private:
   struct Slot;
   void engine_loop();
-  // Under mutex_: the rows of the next pass, and which slot each logits row is for.
-  void plan_pass(std::vector<BatchRow>& rows, std::vector<int>& logit_slots);
+  // A row of a pass whose logits are wanted: to sample the slot's next token
+  // (prompt_pos < 0), or for the log-probability of prompt[prompt_pos + 1].
+  struct LogitRow {
+    int slot = 0;
+    int64_t prompt_pos = -1;
+  };
+  // Under mutex_: the rows of the next pass, and what each logits row is for.
+  void plan_pass(std::vector<BatchRow>& rows, std::vector<LogitRow>& logit_rows);
   // Under mutex_: a sampled token for slot s.
-  void take_token(Slot& s, int32_t token);
+  void take_token(Slot& s, SampledToken&& token);
   void finish(Slot& s);
 
   const Model& model_;

@@ -27,18 +27,24 @@ int32_t Sampler::sample(const float* logits, std::span<const int32_t> history) {
   candidates_.clear();
   for (int64_t i = 0; i < n_vocab_; ++i) candidates_.push_back({static_cast<int32_t>(i), logits[i]});
 
-  if (params_.repeat_penalty != 1.0f && params_.repeat_last_n != 0) {
-    // Each distinct recent token is penalised once (as llama.cpp does).
+  const bool penalties =
+      params_.repeat_penalty != 1.0f || params_.presence_penalty != 0 || params_.frequency_penalty != 0;
+  if (penalties && params_.repeat_last_n != 0) {
+    // Each distinct recent token is penalised once for repeating and presence,
+    // and once per occurrence for frequency (as llama.cpp does). The window is
+    // sorted so equal tokens are neighbours: no pass over the vocabulary.
     const size_t n = params_.repeat_last_n < 0 ? history.size()
                                                : std::min(history.size(), static_cast<size_t>(params_.repeat_last_n));
-    std::vector<bool>& seen = seen_;
-    seen.assign(static_cast<size_t>(n_vocab_), false);
-    for (size_t i = history.size() - n; i < history.size(); ++i) {
-      const int32_t id = history[i];
-      if (id < 0 || id >= n_vocab_ || seen[static_cast<size_t>(id)]) continue;
-      seen[static_cast<size_t>(id)] = true;
+    recent_.assign(history.end() - static_cast<std::ptrdiff_t>(n), history.end());
+    std::sort(recent_.begin(), recent_.end());
+    for (size_t i = 0; i < recent_.size();) {
+      const int32_t id = recent_[i];
+      size_t count = 0;
+      while (i < recent_.size() && recent_[i] == id) ++i, ++count;
+      if (id < 0 || id >= n_vocab_) continue;
       float& l = candidates_[static_cast<size_t>(id)].logit;
       l = l > 0 ? l / params_.repeat_penalty : l * params_.repeat_penalty;
+      l -= static_cast<float>(count) * params_.frequency_penalty + params_.presence_penalty;
     }
   }
 

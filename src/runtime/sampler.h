@@ -1,5 +1,6 @@
-// Picks the next token from logits: repetition penalty, then top-k, top-p,
-// min-p and temperature (llama.cpp's order), then a seeded draw.
+// Picks the next token from logits: the penalties on recent tokens
+// (repetition, presence, frequency), then top-k, top-p, min-p and temperature
+// (llama.cpp's order), then a seeded draw.
 // temperature <= 0 means greedy (the first index of the largest logit).
 #pragma once
 
@@ -16,8 +17,10 @@ struct SamplerParams {
   int32_t top_k = 40;           // <= 0: off
   float top_p = 0.95f;          // >= 1: off
   float min_p = 0.05f;          // <= 0: off
-  float repeat_penalty = 1.0f;  // 1: off
-  int32_t repeat_last_n = 64;   // how many recent tokens the penalty looks at
+  float repeat_penalty = 1.0f;  // 1: off; a recent token's logit is divided by it (multiplied if negative)
+  float presence_penalty = 0;   // 0: off; subtracted from a recent token's logit once
+  float frequency_penalty = 0;  // 0: off; subtracted once per time the token occurs
+  int32_t repeat_last_n = 64;   // how many recent tokens the penalties look at (< 0: all)
   uint64_t seed = 0;
 };
 
@@ -37,7 +40,7 @@ class Sampler {
   Rng rng_;
   std::vector<Candidate> candidates_;  // [n_vocab], reused
   std::vector<float> probs_;           // [n_vocab], reused
-  std::vector<bool> seen_;             // [n_vocab], reused by the repetition penalty
+  std::vector<int32_t> recent_;        // [repeat_last_n], the penalties' window, sorted
 };
 
 int32_t argmax(const float* logits, int64_t n);

@@ -1,12 +1,14 @@
 #include "server/completion_service.h"
 
 #include <algorithm>
-#include <cmath>
 #include <ctime>
+#include <exception>
 #include <nlohmann/json.hpp>
+#include <thread>
 #include <utility>
 
 #include "core/error.h"
+#include "server/request_fields.h"
 
 namespace lowbit {
 
@@ -30,24 +32,27 @@ size_t utf8_boundary(const std::string& text, size_t end) {
 
 void reply_json(HttpResponder& out, int status, const json& j) { out.send(status, "application/json", dump(j)); }
 
-
-double number_field(const json& j, const char* name, double lo, double hi, double fallback) {
-  if (!j.contains(name) || j[name].is_null()) return fallback;
-  if (!j[name].is_number()) fail("field \"", name, "\" must be a number");
-  const double v = j[name].get<double>();
-  if (!std::isfinite(v) || v < lo || v > hi) fail("field \"", name, "\" = ", v, " is outside [", lo, ", ", hi, "]");
-  return v;
-}
-
-int64_t integer_field(const json& j, const char* name, int64_t lo, int64_t hi, int64_t fallback) {
-  if (!j.contains(name) || j[name].is_null()) return fallback;
-  if (!j[name].is_number_integer()) fail("field \"", name, "\" must be an integer");
-  const int64_t v = j[name].get<int64_t>();
-  if (v < lo || v > hi) fail("field \"", name, "\" = ", v, " is outside [", lo, ", ", hi, "]");
-  return v;
+json byte_values(const std::string& s) {
+  json b = json::array();
+  for (const char c : s) b.push_back(static_cast<unsigned char>(c));
+  return b;
 }
 
 }  // namespace
+
+// One prompt's outcome. With logprobs, tokens[k] is the k-th token of the
+// choice's text (the echoed prompt's, then the generated ones), starting at
+// offsets[k] in `text`; a token nothing predicts (the first) has none.
+struct CompletionService::Completion {
+  std::string text;
+  std::vector<size_t> offsets;
+  std::vector<SampledToken> tokens;
+  size_t sent = 0, sent_tokens = 0;  // a stream's text and tokens already sent
+  bool stopped = false;              // a stop string ended it
+  bool gone = false;                 // the stream's client left
+  int64_t n_prompt = 0;
+  BatchedResult result;
+};
 
 CompletionService::CompletionService(const Model& model, const Tokenizer& tokenizer, ThreadPool& pool,
                                      std::string model_name, const BatchedOptions& batching)
@@ -60,80 +65,42 @@ std::string CompletionService::render_chat(const std::vector<ChatMessage>& messa
   return lowbit::render_chat(model_, tokenizer_.vocab(), messages);
 }
 
-CompletionRequest CompletionService::parse(const std::string& body, bool chat) const {
-  json j;
-  try {
-    j = json::parse(body);
-  } catch (const json::exception& e) {
-    fail("request body is not JSON: ", e.what());
-  }
-  if (!j.is_object()) fail("request body must be a JSON object");
-  CompletionRequest r;
-  r.chat = chat;
+// The logprobs of tokens [from, to) in the two shapes OpenAI uses: the
+// completions API's parallel arrays, and chat's list of entries.
+json CompletionService::logprobs_json(const Completion& c, bool chat, size_t from, size_t to) const {
   if (chat) {
-    if (!j.contains("messages") || !j["messages"].is_array() || j["messages"].empty())
-      fail("field \"messages\" must be a non-empty array");
-    std::vector<ChatMessage> messages;
-    for (size_t i = 0; i < j["messages"].size(); ++i) {
-      const json& m = j["messages"][i];
-      if (!m.is_object() || !m.contains("role") || !m["role"].is_string() || !m.contains("content") ||
-          !m["content"].is_string())
-        fail("messages[", i, "] must be an object with string \"role\" and \"content\"");
-      const std::string role = m["role"];
-      if (role != "system" && role != "user" && role != "assistant")
-        fail("messages[", i, "].role \"", role, "\" is not system, user or assistant");
-      messages.push_back({role, m["content"].get<std::string>()});
+    json content = json::array();
+    for (size_t k = from; k < to; ++k) {
+      const SampledToken& t = c.tokens[k];
+      const std::string piece = tokenizer_.token_to_piece(t.id);
+      json top = json::array();
+      for (const TokenLogprob& e : t.top) {
+        const std::string p = tokenizer_.token_to_piece(e.id);
+        top.push_back({{"token", p}, {"logprob", e.logprob}, {"bytes", byte_values(p)}});
+      }
+      content.push_back({{"token", piece}, {"logprob", t.logprob}, {"bytes", byte_values(piece)}, {"top_logprobs", top}});
     }
-    r.prompt = render_chat(messages);
-  } else {
-    if (!j.contains("prompt") || !j["prompt"].is_string()) fail("field \"prompt\" must be a string");
-    r.prompt = j["prompt"];
+    return {{"content", content}, {"refusal", nullptr}};
   }
-  const int64_t n_ctx = model_.n_ctx();
-  const char* max_name = chat && j.contains("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
-  r.max_tokens = integer_field(j, max_name, 0, n_ctx, chat ? -1 : 16);
-  if (integer_field(j, "n", 1, 1 << 20, 1) != 1) fail("field \"n\": only 1 completion per request");
-  SamplerParams& s = r.sampling;
-  s.temperature = static_cast<float>(number_field(j, "temperature", 0, 100, s.temperature));
-  s.top_p = static_cast<float>(number_field(j, "top_p", 0, 1, s.top_p));
-  s.top_k = static_cast<int32_t>(integer_field(j, "top_k", 0, 1 << 30, s.top_k));
-  s.min_p = static_cast<float>(number_field(j, "min_p", 0, 1, s.min_p));
-  s.repeat_penalty = static_cast<float>(number_field(j, "repeat_penalty", 0.01, 100, s.repeat_penalty));
-  if (j.contains("seed") && !j["seed"].is_null()) {
-    if (!j["seed"].is_number_integer()) fail("field \"seed\" must be an integer");
-    s.seed = j["seed"].get<uint64_t>();
-    r.seed_given = true;
-  }
-  if (j.contains("stream") && !j["stream"].is_null()) {
-    if (!j["stream"].is_boolean()) fail("field \"stream\" must be true or false");
-    r.stream = j["stream"];
-  }
-  if (j.contains("stream_options") && !j["stream_options"].is_null()) {
-    const json& o = j["stream_options"];
-    if (!r.stream) fail("field \"stream_options\" is only for \"stream\": true");
-    if (!o.is_object()) fail("field \"stream_options\" must be an object");
-    if (o.contains("include_usage") && !o["include_usage"].is_null()) {
-      if (!o["include_usage"].is_boolean()) fail("field \"stream_options.include_usage\" must be true or false");
-      r.include_usage = o["include_usage"];
+  json tokens = json::array(), token_logprobs = json::array(), top_logprobs = json::array(), offsets = json::array();
+  for (size_t k = from; k < to; ++k) {
+    const SampledToken& t = c.tokens[k];
+    tokens.push_back(tokenizer_.token_to_piece(t.id));
+    offsets.push_back(c.offsets[k]);
+    if (!t.has_logprobs) {
+      token_logprobs.push_back(nullptr);
+      top_logprobs.push_back(nullptr);
+      continue;
     }
+    token_logprobs.push_back(t.logprob);
+    json top = json::object();
+    for (const TokenLogprob& e : t.top) top[tokenizer_.token_to_piece(e.id)] = e.logprob;
+    top_logprobs.push_back(top);
   }
-  if (j.contains("stop") && !j["stop"].is_null()) {
-    const json& st = j["stop"];
-    if (st.is_string()) {
-      r.stop.push_back(st);
-    } else if (st.is_array() && st.size() <= 4 && std::all_of(st.begin(), st.end(), [](const json& x) { return x.is_string(); })) {
-      for (const json& x : st) r.stop.push_back(x);
-    } else {
-      fail("field \"stop\" must be a string or an array of at most 4 strings");
-    }
-    for (const std::string& x : r.stop)
-      if (x.empty()) fail("field \"stop\" holds an empty string");
-  }
-  return r;
+  return {{"tokens", tokens}, {"token_logprobs", token_logprobs}, {"top_logprobs", top_logprobs}, {"text_offset", offsets}};
 }
 
 void CompletionService::handle(const HttpRequest& req, HttpResponder& out) {
-  const bool completions = req.path == "/v1/completions", chat = req.path == "/v1/chat/completions";
   if (req.path == "/health" || req.path == "/v1/models") {
     if (req.method != "GET") return reply_json_error(out, 405, req.path + " takes GET");
     if (req.path == "/health") return reply_json(out, 200, {{"status", "ok"}});
@@ -141,10 +108,14 @@ void CompletionService::handle(const HttpRequest& req, HttpResponder& out) {
                       {{"object", "list"},
                        {"data", json::array({{{"id", model_name_}, {"object", "model"}, {"owned_by", "lowbit"}}})}});
   }
-  if (!completions && !chat) return reply_json_error(out, 404, "no endpoint " + req.path);
+  const bool completions = req.path == "/v1/completions", chat = req.path == "/v1/chat/completions";
+  const bool tokenizing = req.path == "/tokenize" || req.path == "/detokenize";
+  if (!completions && !chat && !tokenizing) return reply_json_error(out, 404, "no endpoint " + req.path);
   if (req.method != "POST") return reply_json_error(out, 405, req.path + " takes POST");
   CompletionRequest r;
   try {
+    if (req.path == "/tokenize") return tokenize(req.body, out);
+    if (req.path == "/detokenize") return detokenize(req.body, out);
     r = parse(req.body, chat);
   } catch (const Error& e) {
     return reply_json_error(out, 400, e.what());
@@ -152,119 +123,215 @@ void CompletionService::handle(const HttpRequest& req, HttpResponder& out) {
   complete(r, out);
 }
 
-void CompletionService::complete(const CompletionRequest& r, HttpResponder& out) {
-  const std::vector<int32_t> prompt = tokenizer_.encode(r.prompt, tokenizer_.vocab().add_bos, /*parse_special=*/r.chat);
-  const int64_t n_ctx = model_.n_ctx();
-  if (prompt.empty()) return reply_json_error(out, 400, "the prompt encodes to no tokens");
-  if (static_cast<int64_t>(prompt.size()) >= n_ctx)
-    return reply_json_error(out, 400, "the prompt has " + std::to_string(prompt.size()) + " tokens; the context holds " +
-                                     std::to_string(n_ctx));
-  const int64_t number = next_id_++;
-  const std::string id = (r.chat ? "chatcmpl-" : "cmpl-") + std::to_string(number);
-  const int64_t created = static_cast<int64_t>(std::time(nullptr));
-  // A stream's chunk: `extra` adds fields (the last one's timings), and a
-  // null `text` makes a chunk with no choices (the usage chunk).
-  auto event = [&](const std::string* text, const json& finish, const json& extra = json::object()) {
-    json chunk = {{"id", id},
-                  {"object", r.chat ? "chat.completion.chunk" : "text_completion"},
-                  {"created", created},
-                  {"model", model_name_},
-                  {"choices", json::array()}};
-    if (text != nullptr) {
-      json choice = {{"index", 0}, {"finish_reason", finish}};
-      if (r.chat)
-        choice["delta"] =
-            text->empty() && !finish.is_null() ? json::object() : json{{"role", "assistant"}, {"content", *text}};
-      else
-        choice["text"] = *text, choice["logprobs"] = nullptr;
-      chunk["choices"].push_back(choice);
+CompletionService::Completion CompletionService::run_prompt(const CompletionRequest& r, size_t index,
+                                                           const ReplyHead& head, HttpResponder* stream) {
+  const CompletionRequest::Prompt& p = r.prompts[index];
+  const bool logprobs = r.logprobs >= 0;
+  Completion c;
+  c.n_prompt = static_cast<int64_t>(p.tokens.size());
+  // echo: the prompt's text first, without a BOS the server added. Its
+  // logprobs come with the result.
+  if (r.echo)
+    for (size_t i = p.added ? 1 : 0; i < p.tokens.size(); ++i) {
+      if (logprobs) {
+        c.offsets.push_back(c.text.size());
+        c.tokens.push_back({p.tokens[i], false, 0, {}});
+      }
+      c.text += tokenizer_.token_to_piece(p.tokens[i]);
     }
-    chunk.update(extra);
-    return "data: " + dump(chunk) + "\n\n";
-  };
+  const size_t echoed = c.text.size();  // 0 in a stream: parse refuses echo there
 
   // Text is streamed as it comes, except what could still turn out to be the
   // start of a stop string or of a UTF-8 character.
   size_t hold = 0;
   for (const std::string& s : r.stop) hold = std::max(hold, s.size() - 1);
-  std::string text;
-  size_t sent = 0;
-  bool stopped = false, gone = false;
-  if (r.stream) out.begin_stream(200, "text/event-stream");
+  std::string& text = c.text;
   BatchedRequest g;
-  g.prompt = prompt;
+  g.prompt = p.tokens;
   g.n_predict = r.max_tokens;
   g.sampling = r.sampling;
-  if (!r.seed_given) g.sampling.seed = static_cast<uint64_t>(created) * 1000003u + static_cast<uint64_t>(number);
+  if (!r.seed_given)  // distinct per request and per prompt
+    g.sampling.seed = static_cast<uint64_t>(head.created) * 1000003u + static_cast<uint64_t>(head.number) * 64 + index;
+  g.logprobs = r.logprobs;
+  g.prompt_logprobs = r.echo && logprobs;
   // Called with each sampled token; false ends the request.
-  auto on_token = [&](int32_t token) {
-    const size_t from = text.size() > hold ? text.size() - hold : 0;
-    text += tokenizer_.token_to_piece(token);
+  auto on_token = [&](const SampledToken& token) {
+    const size_t from = std::max(echoed, text.size() > hold ? text.size() - hold : 0);
+    if (logprobs) {
+      c.offsets.push_back(text.size());
+      c.tokens.push_back(token);
+    }
+    text += tokenizer_.token_to_piece(token.id);
     for (const std::string& s : r.stop)
       if (const size_t at = text.find(s, from); at != std::string::npos) {
-        text.resize(std::max(at, sent));
-        stopped = true;
+        text.resize(std::max(at, c.sent));
+        c.stopped = true;
       }
-    if (!r.stream) return !stopped;
-    size_t ready = stopped ? text.size() : text.size() > hold ? text.size() - hold : 0;
-    ready = utf8_boundary(text, std::max(ready, sent));
-    if (ready > sent) {
-      const std::string piece = text.substr(sent, ready - sent);
-      if (!out.chunk(event(&piece, nullptr))) gone = true;
+    if (stream == nullptr) return !c.stopped;
+    size_t ready = c.stopped ? text.size() : text.size() > hold ? text.size() - hold : 0;
+    ready = utf8_boundary(text, std::max(ready, c.sent));
+    if (ready > c.sent) {
+      size_t upto = c.sent_tokens;
+      while (upto < c.tokens.size() && c.offsets[upto] < ready) ++upto;
+      if (!stream->chunk(event(r, head, text.substr(c.sent, ready - c.sent), c, upto))) c.gone = true;
     }
-    sent = std::max(sent, ready);
-    return !stopped && !gone;
+    c.sent = std::max(c.sent, ready);
+    return !c.stopped && !c.gone;
   };
-  BatchedResult result;
-  try {
-    result = generator_.generate(g, on_token);
-  } catch (const Error& e) {
-    if (!r.stream) return reply_json_error(out, 500, e.what());
-    throw;  // mid-stream: the connection closes without the final events
+  c.result = generator_.generate(g, on_token);
+  // A stop string's own tokens are not the choice's.
+  if (c.stopped)
+    while (c.tokens.size() > c.sent_tokens && c.offsets.back() >= text.size()) c.tokens.pop_back(), c.offsets.pop_back();
+  if (r.echo && logprobs)  // the echoed tokens: prompt token i has prompt_logprobs[i - 1]
+    for (size_t k = 0, i = p.added ? 1 : 0; i < p.tokens.size(); ++k, ++i)
+      if (i > 0) c.tokens[k] = c.result.prompt_logprobs[i - 1];
+  return c;
+}
+
+// A stream's chunk with text and the logprobs of tokens [c.sent_tokens, upto),
+// which it marks sent.
+std::string CompletionService::event(const CompletionRequest& r, const ReplyHead& head, const std::string& text,
+                                     Completion& c, size_t upto) const {
+  json choice = {{"index", 0}, {"finish_reason", nullptr}};
+  if (r.chat)
+    choice["delta"] = {{"role", "assistant"}, {"content", text}};
+  else
+    choice["text"] = text;
+  choice["logprobs"] = r.logprobs >= 0 ? logprobs_json(c, r.chat, c.sent_tokens, upto) : json(nullptr);
+  c.sent_tokens = upto;
+  return "data: " + dump(chunk(r, head, json::array({choice}), json::object())) + "\n\n";
+}
+
+json CompletionService::chunk(const CompletionRequest& r, const ReplyHead& head, json choices,
+                              const json& extra) const {
+  json j = {{"id", head.id},
+            {"object", r.chat ? "chat.completion.chunk" : "text_completion"},
+            {"created", head.created},
+            {"model", model_name_},
+            {"choices", std::move(choices)}};
+  j.update(extra);
+  return j;
+}
+
+void CompletionService::complete(const CompletionRequest& r, HttpResponder& out) {
+  ReplyHead head;
+  head.number = next_id_++;
+  head.id = (r.chat ? "chatcmpl-" : "cmpl-") + std::to_string(head.number);
+  head.created = static_cast<int64_t>(std::time(nullptr));
+  if (r.stream) out.begin_stream(200, "text/event-stream");
+  // Several prompts run side by side: the generator batches them into shared
+  // passes over the weights, as it does separate requests.
+  const size_t n = r.prompts.size();
+  std::vector<Completion> done(n);
+  std::vector<std::string> errors(n);
+  auto run = [&](size_t i) {
+    try {
+      done[i] = run_prompt(r, i, head, r.stream ? &out : nullptr);
+    } catch (const std::exception& e) {
+      errors[i] = e.what();
+    }
+  };
+  if (n == 1) {
+    run(0);
+  } else {
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < n; ++i) threads.emplace_back(run, i);
+    for (std::thread& t : threads) t.join();
   }
-  const int64_t same = result.cached;
-  const int64_t n_gen = static_cast<int64_t>(result.generated.size());
-  const bool full = (r.max_tokens >= 0 && n_gen >= r.max_tokens) || result.context_full;
-  const std::string finish = stopped || !full ? "stop" : "length";
-  const json usage = {{"prompt_tokens", prompt.size()},
-                      {"completion_tokens", n_gen},
-                      {"total_tokens", static_cast<int64_t>(prompt.size()) + n_gen},
-                      {"prompt_tokens_details", {{"cached_tokens", same}}}};
-  // llama-server's fields: the prompt's passes (shared with other requests'
-  // rows) up to the first sampled token, then the tokens after it.
-  const int64_t evaluated = static_cast<int64_t>(prompt.size()) - same;
-  const auto per_second = [](int64_t n, double seconds) { return seconds > 0 ? static_cast<double>(n) / seconds : 0.0; };
-  const json timings = {{"cache_n", same},
-                        {"prompt_n", evaluated},
-                        {"prompt_ms", 1e3 * result.prompt_seconds},
-                        {"prompt_per_second", per_second(evaluated, result.prompt_seconds)},
-                        {"predicted_n", n_gen},
-                        {"predicted_ms", 1e3 * result.generate_seconds},
-                        {"predicted_per_second", per_second(std::max<int64_t>(0, n_gen - 1), result.generate_seconds)},
-                        {"queued_ms", 1e3 * result.wait_seconds}};
+  for (const std::string& e : errors)
+    if (!e.empty()) {
+      if (!r.stream) return reply_json_error(out, 500, e);
+      throw Error(e);  // mid-stream: the connection closes without the final events
+    }
+
+  json choices = json::array();
+  int64_t prompt_tokens = 0, completion_tokens = 0, cached_tokens = 0;
+  json timings;
+  for (size_t i = 0; i < n; ++i) {
+    Completion& c = done[i];
+    const BatchedResult& res = c.result;
+    const int64_t n_gen = static_cast<int64_t>(res.generated.size());
+    const bool full = (r.max_tokens >= 0 && n_gen >= r.max_tokens) || res.context_full;
+    const std::string finish = c.stopped || !full ? "stop" : "length";
+    prompt_tokens += c.n_prompt;
+    completion_tokens += n_gen;
+    cached_tokens += res.cached;
+    // llama-server's fields: the prompt's passes (shared with other rows) up
+    // to the first sampled token, then the tokens after it.
+    const int64_t evaluated = c.n_prompt - res.cached;
+    const auto per_second = [](int64_t k, double s) { return s > 0 ? static_cast<double>(k) / s : 0.0; };
+    timings = {{"cache_n", res.cached},
+               {"prompt_n", evaluated},
+               {"prompt_ms", 1e3 * res.prompt_seconds},
+               {"prompt_per_second", per_second(evaluated, res.prompt_seconds)},
+               {"predicted_n", n_gen},
+               {"predicted_ms", 1e3 * res.generate_seconds},
+               {"predicted_per_second", per_second(std::max<int64_t>(0, n_gen - 1), res.generate_seconds)},
+               {"queued_ms", 1e3 * res.wait_seconds}};
+    json choice = {{"index", i}, {"finish_reason", finish}};
+    const json logprobs = r.logprobs >= 0 ? logprobs_json(c, r.chat, c.sent_tokens, c.tokens.size()) : json(nullptr);
+    if (r.stream) {
+      if (c.gone) return;
+      if (c.sent < c.text.size() || c.sent_tokens < c.tokens.size())
+        out.chunk(event(r, head, c.text.substr(c.sent), c, c.tokens.size()));
+      choice[r.chat ? "delta" : "text"] = r.chat ? json::object() : json("");
+      choice["logprobs"] = nullptr;
+      out.chunk("data: " + dump(chunk(r, head, json::array({choice}), {{"timings", timings}})) + "\n\n");
+      continue;
+    }
+    if (r.chat)
+      choice["message"] = {{"role", "assistant"}, {"content", c.text}};
+    else
+      choice["text"] = c.text;
+    choice["logprobs"] = logprobs;
+    if (n > 1) choice["timings"] = timings;  // each prompt's own; one prompt's are the reply's
+    choices.push_back(std::move(choice));
+  }
+  const json usage = {{"prompt_tokens", prompt_tokens},
+                      {"completion_tokens", completion_tokens},
+                      {"total_tokens", prompt_tokens + completion_tokens},
+                      {"prompt_tokens_details", {{"cached_tokens", cached_tokens}}}};
   if (r.stream) {
-    if (gone) return;
-    const std::string rest = text.substr(sent), none;
-    if (!rest.empty()) out.chunk(event(&rest, nullptr));
-    out.chunk(event(&none, finish, {{"timings", timings}}));
-    if (r.include_usage) out.chunk(event(nullptr, nullptr, {{"usage", usage}}));
+    if (r.include_usage) out.chunk("data: " + dump(chunk(r, head, json::array(), {{"usage", usage}})) + "\n\n");
     out.chunk("data: [DONE]\n\n");
     out.end_stream();
     return;
   }
-  json choice = {{"index", 0}, {"finish_reason", finish}};
-  if (r.chat)
-    choice["message"] = {{"role", "assistant"}, {"content", text}};
-  else
-    choice["text"] = text, choice["logprobs"] = nullptr;
-  reply_json(out, 200,
-             {{"id", id},
-              {"object", r.chat ? "chat.completion" : "text_completion"},
-              {"created", created},
-              {"model", model_name_},
-              {"choices", json::array({choice})},
-              {"usage", usage},
-              {"timings", timings}});
+  json reply = {{"id", head.id},
+                {"object", r.chat ? "chat.completion" : "text_completion"},
+                {"created", head.created},
+                {"model", model_name_},
+                {"choices", choices},
+                {"usage", usage}};
+  if (n == 1) reply["timings"] = timings;
+  reply_json(out, 200, reply);
+}
+
+// llama-server's /tokenize: {"content", "add_special" (false), "parse_special"
+// (true), "with_pieces" (false)} -> {"tokens": ids, or {"id", "piece"} each}.
+void CompletionService::tokenize(const std::string& body, HttpResponder& out) const {
+  const json j = parse_json_object(body);
+  if (!j.contains("content") || !j["content"].is_string()) fail("field \"content\" must be a string");
+  const bool add_special = bool_field(j, "add_special", false), parse_special = bool_field(j, "parse_special", true);
+  const bool with_pieces = bool_field(j, "with_pieces", false);
+  const std::vector<int32_t> ids =
+      tokenizer_.encode(j["content"].get<std::string>(), add_special && tokenizer_.vocab().add_bos, parse_special);
+  json tokens = json::array();
+  for (const int32_t t : ids)
+    if (with_pieces)
+      tokens.push_back({{"id", t}, {"piece", tokenizer_.token_to_piece(t)}});
+    else
+      tokens.push_back(t);
+  reply_json(out, 200, {{"tokens", tokens}});
+}
+
+// llama-server's /detokenize: {"tokens": ids} -> {"content": their text}.
+void CompletionService::detokenize(const std::string& body, HttpResponder& out) const {
+  const json j = parse_json_object(body);
+  if (!j.contains("tokens") || !j["tokens"].is_array()) fail("field \"tokens\" must be an array");
+  std::string text;
+  for (const json& t : j["tokens"]) text += tokenizer_.token_to_piece(token_id(t, tokenizer_.n_vocab(), "tokens"));
+  reply_json(out, 200, {{"content", text}});
 }
 
 }  // namespace lowbit

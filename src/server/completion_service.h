@@ -1,8 +1,12 @@
 // The OpenAI-style endpoints of `lowbit serve`, over one loaded model:
 //   GET  /health               {"status":"ok"}
 //   GET  /v1/models            the one model
-//   POST /v1/completions       prompt -> text (stream: server-sent events)
-//   POST /v1/chat/completions  messages -> the assistant's reply (stream too)
+//   POST /v1/completions       prompt(s) -> text (stream: server-sent events);
+//                              logprobs N, echo (the prompt's logprobs too)
+//   POST /v1/chat/completions  messages -> the assistant's reply (stream too);
+//                              logprobs, top_logprobs
+//   POST /tokenize             {"content"} -> {"tokens"} (llama-server's)
+//   POST /detokenize           {"tokens"} -> {"content"}
 // Up to batching.n_slots requests generate at once, batched into shared passes
 // over the weights (runtime/batched_generator.h); more wait for a slot. A request
 // that begins with an earlier request's prompt and reply (a chat's next turn)
@@ -12,6 +16,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -27,7 +32,12 @@ namespace lowbit {
 
 // A request's generation settings, parsed and checked (completion_request.cpp).
 struct CompletionRequest {
-  std::string prompt;              // completions: the text; chat: rendered from the messages
+  struct Prompt {
+    std::vector<int32_t> tokens;  // as evaluated
+    bool added = false;           // tokens[0] is a BOS the server put in front of the text
+  };
+  // Completions: one or more prompts (a choice each); chat: the messages rendered.
+  std::vector<Prompt> prompts;
   bool chat = false;
   int64_t max_tokens = 128;
   SamplerParams sampling;
@@ -35,6 +45,8 @@ struct CompletionRequest {
   bool stream = false;
   bool include_usage = false;     // stream_options.include_usage: a last chunk with usage
   std::vector<std::string> stop;  // stop strings (not included in the text)
+  int logprobs = -1;              // < 0: none; else the sampled tokens' logprobs and this many alternatives
+  bool echo = false;              // completions: the prompt's text (and logprobs) before the completion's
 };
 
 class CompletionService {
@@ -50,7 +62,26 @@ class CompletionService {
   std::string render_chat(const std::vector<ChatMessage>& messages) const;
 
  private:
+  struct Completion;
+  // What every chunk and reply of one request carries.
+  struct ReplyHead {
+    std::string id;  // "cmpl-N" or "chatcmpl-N"
+    int64_t created = 0;
+    int64_t number = 0;  // N
+  };
+  // One prompt's generation; a stream's pieces go out as they are ready.
+  Completion run_prompt(const CompletionRequest& r, size_t index, const ReplyHead& head, HttpResponder* stream);
+  // A stream's event: text and the logprobs of c.tokens [c.sent_tokens, upto), marked sent.
+  std::string event(const CompletionRequest& r, const ReplyHead& head, const std::string& text, Completion& c,
+                    size_t upto) const;
+  // A stream chunk's fields, then extra's.
+  nlohmann::json chunk(const CompletionRequest& r, const ReplyHead& head, nlohmann::json choices,
+                       const nlohmann::json& extra) const;
+  nlohmann::json logprobs_json(const Completion& c, bool chat, size_t from, size_t to) const;
   void complete(const CompletionRequest& r, HttpResponder& out);
+  void tokenize(const std::string& body, HttpResponder& out) const;
+  void detokenize(const std::string& body, HttpResponder& out) const;
+  CompletionRequest::Prompt prompt_of_text(const std::string& text, bool parse_special) const;
 
   const Model& model_;
   const Tokenizer& tokenizer_;

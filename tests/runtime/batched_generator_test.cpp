@@ -172,8 +172,8 @@ TEST_F(BatchedGeneration, ConcurrentRequestsGetWhatEachGetsAlone) {
       r.prompt = prompts[static_cast<size_t>(i)];
       r.n_predict = n;
       r.sampling.temperature = 0;
-      got[static_cast<size_t>(i)] = gen.generate(r, [&](int32_t t) {
-        streamed[static_cast<size_t>(i)].push_back(t);
+      got[static_cast<size_t>(i)] = gen.generate(r, [&](const SampledToken& t) {
+        streamed[static_cast<size_t>(i)].push_back(t.id);
         return true;
       });
     });
@@ -223,9 +223,9 @@ TEST_F(BatchedGeneration, LongPromptTakesChunksWhileOthersGenerate) {
   b.n_predict = 5;
   a.sampling.temperature = b.sampling.temperature = 0;
   BatchedResult got_a, got_b;
-  std::thread client_a([&] { got_a = gen.generate(a, [](int32_t) { return true; }); });
+  std::thread client_a([&] { got_a = gen.generate(a, [](const SampledToken&) { return true; }); });
   for (int ms = 0; !first_pass && ms < 10000; ++ms) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  std::thread client_b([&] { got_b = gen.generate(b, [](int32_t) { return true; }); });
+  std::thread client_b([&] { got_b = gen.generate(b, [](const SampledToken&) { return true; }); });
   client_a.join();
   client_b.join();
   EXPECT_EQ(got_a.generated, alone(a.prompt, a.n_predict));
@@ -249,7 +249,7 @@ TEST_F(BatchedGeneration, LongPromptTakesChunksWhileOthersGenerate) {
   const size_t before = passes.size();
   BatchedRequest c = b;
   c.prompt = tokens(41, 62);
-  gen.generate(c, [](int32_t) { return true; });
+  gen.generate(c, [](const SampledToken&) { return true; });
   ASSERT_GT(passes.size(), before);
   EXPECT_EQ(passes[before].size(), c.prompt.size());
 }
@@ -262,17 +262,17 @@ TEST_F(BatchedGeneration, NextTurnReusesItsSlotsCache) {
   r.prompt = tokens(9, 40);
   r.n_predict = 6;
   r.sampling.temperature = 0;
-  const BatchedResult first = gen.generate(r, [](int32_t) { return true; });
+  const BatchedResult first = gen.generate(r, [](const SampledToken&) { return true; });
   EXPECT_EQ(first.cached, 0);
   BatchedRequest other = r;
   other.prompt = tokens(5, 41);
-  const BatchedResult unrelated = gen.generate(other, [](int32_t) { return true; });
+  const BatchedResult unrelated = gen.generate(other, [](const SampledToken&) { return true; });
   EXPECT_NE(unrelated.slot, first.slot) << "the free slot unused longest";
   BatchedRequest next = r;
   next.prompt.insert(next.prompt.end(), first.generated.begin(), first.generated.end());
   const std::vector<int32_t> more = tokens(4, 42);
   next.prompt.insert(next.prompt.end(), more.begin(), more.end());
-  const BatchedResult second = gen.generate(next, [](int32_t) { return true; });
+  const BatchedResult second = gen.generate(next, [](const SampledToken&) { return true; });
   EXPECT_EQ(second.slot, first.slot);
   // The first prompt and the reply's evaluated tokens (all but the last).
   EXPECT_EQ(second.cached, 9 + 6 - 1);
@@ -288,17 +288,17 @@ TEST_F(BatchedGeneration, StoppedAndFailedRequestsFreeTheirSlots) {
   r.n_predict = 30;
   r.sampling.temperature = 0;
   int seen = 0;
-  const BatchedResult stopped = gen.generate(r, [&](int32_t) { return ++seen < 3; });
+  const BatchedResult stopped = gen.generate(r, [&](const SampledToken&) { return ++seen < 3; });
   EXPECT_EQ(stopped.generated.size(), 3u);
   EXPECT_EQ(seen, 3);
-  EXPECT_THROW(gen.generate(r, [](int32_t) -> bool { throw Error("client gone"); }), Error);
+  EXPECT_THROW(gen.generate(r, [](const SampledToken&) -> bool { throw Error("client gone"); }), Error);
   BatchedRequest bad = r;
   bad.prompt.push_back(static_cast<int32_t>(model_->config().n_vocab));
-  EXPECT_THROW(gen.generate(bad, [](int32_t) { return true; }), Error);
+  EXPECT_THROW(gen.generate(bad, [](const SampledToken&) { return true; }), Error);
   bad.prompt = tokens(model_->n_ctx(), 51);
-  EXPECT_THROW(gen.generate(bad, [](int32_t) { return true; }), Error);
+  EXPECT_THROW(gen.generate(bad, [](const SampledToken&) { return true; }), Error);
   r.n_predict = 5;
-  EXPECT_EQ(gen.generate(r, [](int32_t) { return true; }).generated, alone(r.prompt, 5));
+  EXPECT_EQ(gen.generate(r, [](const SampledToken&) { return true; }).generated, alone(r.prompt, 5));
 }
 
 // n_predict < 0 fills the context: the request ends there and says so.
@@ -308,15 +308,111 @@ TEST_F(BatchedGeneration, RequestEndsAtTheContext) {
   r.prompt = tokens(model_->n_ctx() - 5, 60);
   r.n_predict = -1;
   r.sampling.temperature = 0;
-  const BatchedResult res = gen.generate(r, [](int32_t) { return true; });
+  const BatchedResult res = gen.generate(r, [](const SampledToken&) { return true; });
   EXPECT_EQ(res.generated, alone(r.prompt, -1));
   ASSERT_EQ(res.generated.size(), 5u) << "an end token came first: pick another prompt";
   EXPECT_TRUE(res.context_full);
   r.n_predict = 3;
-  const BatchedResult shorter = gen.generate(r, [](int32_t) { return true; });
+  const BatchedResult shorter = gen.generate(r, [](const SampledToken&) { return true; });
   EXPECT_EQ(shorter.generated.size(), 3u);
   EXPECT_FALSE(shorter.context_full);
   EXPECT_EQ(shorter.cached, r.prompt.size() - 1) << "the slot held the prompt";
+}
+
+// Asked for logprobs, each token comes with the log-softmax of the logits its
+// sequence gets alone: greedy picks the most likely, the alternatives are in
+// order, and the probabilities are a distribution's.
+TEST_F(BatchedGeneration, LogprobsAreTheModelsDistribution) {
+  const int64_t V = model_->config().n_vocab;
+  BatchedGenerator gen(*model_, *tokenizer_, *pool_, options(2));
+  BatchedRequest r;
+  r.prompt = tokens(6, 70);
+  r.n_predict = 6;
+  r.sampling.temperature = 0;
+  r.logprobs = 4;
+  std::vector<SampledToken> got;
+  gen.generate(r, [&](const SampledToken& t) {
+    got.push_back(t);
+    return true;
+  });
+  ASSERT_EQ(got.size(), 6u) << "an end token came first: pick another prompt";
+  // Reference: the logits of prompt + tokens, alone, every position.
+  std::vector<int32_t> seq = r.prompt;
+  for (const SampledToken& t : got) seq.push_back(t.id);
+  Decoder d(*model_, *pool_);
+  std::vector<float> logits(seq.size() * static_cast<size_t>(V));
+  d.eval(seq.data(), static_cast<int64_t>(seq.size()), logits.data(), /*all_logits=*/true);
+  for (size_t i = 0; i < got.size(); ++i) {
+    const SampledToken& t = got[i];
+    ASSERT_TRUE(t.has_logprobs);
+    ASSERT_EQ(t.top.size(), 4u);
+    EXPECT_EQ(t.top[0].id, t.id) << "greedy takes the most likely";
+    EXPECT_EQ(t.top[0].logprob, t.logprob);
+    const float* row = logits.data() + (r.prompt.size() - 1 + i) * static_cast<size_t>(V);
+    double z = 0;
+    for (int64_t v = 0; v < V; ++v) z += std::exp(static_cast<double>(row[v]));
+    for (size_t k = 0; k < t.top.size(); ++k) {
+      if (k > 0) {
+        EXPECT_GE(t.top[k - 1].logprob, t.top[k].logprob);
+      }
+      EXPECT_LE(t.top[k].logprob, 0.0f);
+      EXPECT_NEAR(t.top[k].logprob, row[t.top[k].id] - std::log(z), 1e-4) << "token " << i << " alternative " << k;
+    }
+    // Nothing outside the top 4 is likelier than its last.
+    int64_t likelier = 0;
+    for (int64_t v = 0; v < V; ++v) likelier += row[v] > row[t.top.back().id];
+    EXPECT_EQ(likelier, 3);
+  }
+  r.logprobs = -1;
+  gen.generate(r, [&](const SampledToken& t) {
+    EXPECT_FALSE(t.has_logprobs);
+    EXPECT_TRUE(t.top.empty());
+    return true;
+  });
+}
+
+// echo with logprobs: every prompt token after the first gets the
+// log-probability the position before it gives it, also when the slot holds
+// the prompt already (its cache is not reused), and beside another request.
+TEST_F(BatchedGeneration, PromptLogprobsScoreEveryPromptToken) {
+  const int64_t V = model_->config().n_vocab;
+  BatchedGenerator gen(*model_, *tokenizer_, *pool_, options(2, 8));
+  BatchedRequest r;
+  r.prompt = tokens(21, 80);  // over two passes of 8 rows
+  r.n_predict = 1;
+  r.sampling.temperature = 0;
+  r.logprobs = 2;
+  r.prompt_logprobs = true;
+  std::vector<float> logits(r.prompt.size() * static_cast<size_t>(V));
+  Decoder d(*model_, *pool_);
+  d.eval(r.prompt.data(), static_cast<int64_t>(r.prompt.size()), logits.data(), /*all_logits=*/true);
+  BatchedRequest other;
+  other.prompt = tokens(5, 81);
+  other.n_predict = 12;
+  other.sampling.temperature = 0;
+  for (int round = 0; round < 2; ++round) {
+    gen.pause();
+    BatchedResult res, beside;
+    std::thread a([&] { res = gen.generate(r, [](const SampledToken&) { return true; }); });
+    std::thread b([&] { beside = gen.generate(other, [](const SampledToken&) { return true; }); });
+    for (int ms = 0; gen.busy_slots() < 2 && ms < 10000; ++ms) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    gen.resume();
+    a.join();
+    b.join();
+    EXPECT_EQ(res.cached, 0) << "round " << round;
+    EXPECT_EQ(beside.generated, alone(other.prompt, 12));
+    ASSERT_EQ(res.prompt_logprobs.size(), r.prompt.size() - 1);
+    for (size_t i = 0; i + 1 < r.prompt.size(); ++i) {
+      const SampledToken& t = res.prompt_logprobs[i];
+      EXPECT_EQ(t.id, r.prompt[i + 1]);
+      ASSERT_EQ(t.top.size(), 2u);
+      const float* row = logits.data() + i * static_cast<size_t>(V);
+      double z = 0;
+      for (int64_t v = 0; v < V; ++v) z += std::exp(static_cast<double>(row[v]));
+      EXPECT_NEAR(t.logprob, row[t.id] - std::log(z), 1e-4) << "prompt token " << i + 1;
+      EXPECT_EQ(t.top[0].id, argmax(row, V));
+    }
+  }
 }
 
 }  // namespace

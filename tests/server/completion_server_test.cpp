@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -144,6 +146,15 @@ class CompletionServer : public ::testing::Test {
     return text;
   }
 
+  // The greedy tokens generate_text samples after prompt.
+  static std::vector<int32_t> greedy_ids(const std::vector<int32_t>& prompt, int64_t n) {
+    Decoder decoder(*model_, *pool_);
+    GenerateOptions g;
+    g.n_predict = n;
+    g.sampling.temperature = 0;
+    return generate_text(decoder, *tokenizer_, prompt, g, [](std::string_view) {}).generated;
+  }
+
   static inline std::unique_ptr<ThreadPool> pool_;
   static inline std::unique_ptr<Model> model_;
   static inline std::unique_ptr<Tokenizer> tokenizer_;
@@ -241,22 +252,38 @@ TEST_F(CompletionServer, StopStringEndsTheTextBeforeIt) {
   ASSERT_LT(at + 2, full.size()) << full;
   const std::string stop = full.substr(at, 2);
   const std::string want = full.substr(0, full.find(stop));
+  // With logprobs, the tokens are those that start before the stop string.
+  const std::vector<int32_t> ids = greedy_ids(tokenizer_->encode("Once upon", tokenizer_->vocab().add_bos, false), 24);
+  std::string raw;
+  size_t n_before = 0;
+  for (const int32_t id : ids) raw += tokenizer_->token_to_piece(id);
+  for (size_t k = 0, start = 0; k < ids.size(); start += tokenizer_->token_to_piece(ids[k]).size(), ++k)
+    n_before += start < raw.find(stop);
   for (const bool stream : {false, true}) {
-    const json req = {{"prompt", "Once upon"}, {"max_tokens", 24}, {"temperature", 0}, {"stop", {stop}}, {"stream", stream}};
+    const json req = {{"prompt", "Once upon"}, {"max_tokens", 24}, {"temperature", 0},
+                      {"stop", {stop}},        {"stream", stream},  {"logprobs", 0}};
     const Reply r = request(port(), "POST", "/v1/completions", req.dump());
     ASSERT_EQ(r.status, 200);
     std::string text, finish;
     bool done = true;
+    size_t n_tokens = 0;
     if (stream) {
       text = stream_text(r.body, false, &done, &finish);
+      for (size_t p = 0; (p = r.body.find("data: {", p)) != std::string::npos; ++p) {
+        const json j = json::parse(r.body.substr(p + 6, r.body.find("\n\n", p) - p - 6));
+        if (!j["choices"].empty() && !j["choices"][0]["logprobs"].is_null())
+          n_tokens += j["choices"][0]["logprobs"]["tokens"].size();
+      }
     } else {
       const json j = json::parse(r.body);
       text = j["choices"][0]["text"];
       finish = j["choices"][0]["finish_reason"];
+      n_tokens = j["choices"][0]["logprobs"]["tokens"].size();
     }
     EXPECT_EQ(text, want) << "stream " << stream << ", stop " << stop;
     EXPECT_EQ(finish, "stop");
     EXPECT_TRUE(done);
+    EXPECT_EQ(n_tokens, n_before) << "stream " << stream;
   }
 }
 
@@ -304,6 +331,26 @@ TEST_F(CompletionServer, BadRequestsGetTheirStatusAndTheServerGoesOn) {
       {"GET", "/v1/completions", "", 405, "POST"},
       {"POST", "/health", "", 405, "GET"},
       {"GET", "/v2/anything", "", 404, "/v2/anything"},
+      {"POST", "/v1/completions", R"({"prompt":"a","logprobs":21})", 400, "logprobs"},
+      {"POST", "/v1/completions", R"({"prompt":"a","logprobs":true})", 400, "logprobs"},
+      {"POST", "/v1/completions", R"({"prompt":"a","echo":true,"stream":true})", 400, "echo"},
+      {"POST", "/v1/completions", R"({"prompt":[5,-1]})", 400, "vocabulary"},
+      {"POST", "/v1/completions", R"({"prompt":[5,18446744073709551615]})", 400, "vocabulary"},
+      {"POST", "/v1/completions", R"({"prompt":[5,1.5]})", 400, "prompt"},
+      {"POST", "/v1/completions", R"({"prompt":[]})", 400, "prompt"},
+      {"POST", "/v1/completions", R"({"prompt":["a",[3,4],7]})", 400, "prompt[2]"},
+      {"POST", "/v1/completions", R"({"prompt":["a","b"],"stream":true})", 400, "one prompt"},
+      {"POST", "/v1/completions", R"({"prompt":"a","max_tokens":18446744073709551615})", 400, "max_tokens"},
+      {"POST", "/v1/completions", R"({"prompt":"a","presence_penalty":3})", 400, "presence_penalty"},
+      {"POST", "/v1/completions", R"({"prompt":"a","frequency_penalty":"x"})", 400, "frequency_penalty"},
+      {"POST", "/v1/completions", R"({"prompt":"a","top_p":0})", 400, "top_p"},
+      {"POST", "/v1/chat/completions", R"({"messages":[{"role":"user","content":"x"}],"top_logprobs":2})", 400,
+       "top_logprobs"},
+      {"POST", "/v1/chat/completions", R"({"messages":[{"role":"user","content":"x"}],"echo":true})", 400, "echo"},
+      {"POST", "/tokenize", R"({"text":"x"})", 400, "content"},
+      {"POST", "/detokenize", R"({"tokens":["a"]})", 400, "tokens"},
+      {"POST", "/detokenize", R"({"tokens":[99999999]})", 400, "vocabulary"},
+      {"GET", "/tokenize", "", 405, "POST"},
   };
   for (const Case& c : cases) {
     const Reply r = request(port(), c.method, c.path, c.body);
@@ -316,6 +363,176 @@ TEST_F(CompletionServer, BadRequestsGetTheirStatusAndTheServerGoesOn) {
   EXPECT_EQ(raw_request(port(), "garbage\r\n\r\n").status, 400);
   EXPECT_EQ(raw_request(port(), "POST /v1/completions HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n").status, 411);
   EXPECT_EQ(request(port(), "GET", "/health").status, 200);
+}
+
+// What a JSON reply holds for text: invalid UTF-8 becomes U+FFFD.
+json as_json_text(const std::string& s) { return json::parse(json(s).dump(-1, ' ', false, json::error_handler_t::replace)); }
+
+// The model's log-softmax at a position of a token sequence, alone.
+std::vector<double> log_softmax_at(const Model& model, ThreadPool& pool, const std::vector<int32_t>& seq, size_t pos) {
+  const int64_t V = model.config().n_vocab;
+  Decoder d(model, pool);
+  std::vector<float> logits(seq.size() * static_cast<size_t>(V));
+  d.eval(seq.data(), static_cast<int64_t>(seq.size()), logits.data(), /*all_logits=*/true);
+  const float* row = logits.data() + pos * static_cast<size_t>(V);
+  double z = 0;
+  for (int64_t v = 0; v < V; ++v) z += std::exp(static_cast<double>(row[v]));
+  std::vector<double> lp(static_cast<size_t>(V));
+  for (int64_t v = 0; v < V; ++v) lp[static_cast<size_t>(v)] = row[v] - std::log(z);
+  return lp;
+}
+
+// logprobs: N gives each generated token's log-probability under the model
+// and its N likeliest alternatives; the pieces spell the text, at their
+// offsets (in bytes). A stream gives the same, split over its chunks; chat
+// gives an entry per token with its bytes.
+TEST_F(CompletionServer, LogprobsDescribeEachGeneratedToken) {
+  const std::vector<int32_t> prompt = tokenizer_->encode("Once upon", tokenizer_->vocab().add_bos, false);
+  const std::vector<int32_t> ids = greedy_ids(prompt, 6);
+  ASSERT_EQ(ids.size(), 6u) << "an end token came first: pick another prompt";
+  const std::string body = R"({"prompt":"Once upon","max_tokens":6,"temperature":0,"logprobs":3)";
+  const Reply r = request(port(), "POST", "/v1/completions", body + "}");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json choice = json::parse(r.body)["choices"][0];
+  const json& lp = choice["logprobs"];
+  ASSERT_EQ(lp["tokens"].size(), 6u);
+  size_t offset = 0;
+  for (size_t k = 0; k < 6; ++k) {
+    const std::string piece = tokenizer_->token_to_piece(ids[k]);
+    EXPECT_EQ(lp["tokens"][k], as_json_text(piece));
+    EXPECT_EQ(lp["text_offset"][k].get<size_t>(), offset);
+    offset += piece.size();
+    const json& top = lp["top_logprobs"][k];
+    EXPECT_LE(top.size(), 3u);
+    double best = -1e30;
+    for (const auto& [p, v] : top.items()) best = std::max(best, v.get<double>());
+    EXPECT_DOUBLE_EQ(lp["token_logprobs"][k].get<double>(), best) << "greedy takes the likeliest";
+  }
+  // Each token's log-probability is the model's at its position.
+  std::vector<int32_t> seq = prompt;
+  seq.insert(seq.end(), ids.begin(), ids.end());
+  for (size_t k = 0; k < 6; ++k) {
+    const std::vector<double> want = log_softmax_at(*model_, *pool_, seq, prompt.size() - 1 + k);
+    EXPECT_NEAR(lp["token_logprobs"][k].get<double>(), want[static_cast<size_t>(ids[k])], 1e-4) << "token " << k;
+  }
+
+  const Reply st = request(port(), "POST", "/v1/completions", body + R"(,"stream":true})");
+  ASSERT_EQ(st.status, 200);
+  json tokens = json::array(), values = json::array();
+  for (size_t p = 0; (p = st.body.find("data: {", p)) != std::string::npos; ++p) {
+    const json j = json::parse(st.body.substr(p + 6, st.body.find("\n\n", p) - p - 6));
+    if (j["choices"].empty() || j["choices"][0]["logprobs"].is_null()) continue;
+    for (const json& t : j["choices"][0]["logprobs"]["tokens"]) tokens.push_back(t);
+    for (const json& t : j["choices"][0]["logprobs"]["token_logprobs"]) values.push_back(t);
+  }
+  EXPECT_EQ(tokens, lp["tokens"]);
+  EXPECT_EQ(values, lp["token_logprobs"]);
+
+  // Chat: an entry per token, with its bytes and its alternatives.
+  const std::vector<int32_t> chat_prompt =
+      tokenizer_->encode(service_->render_chat({{"user", "Hi"}}), tokenizer_->vocab().add_bos, true);
+  const std::vector<int32_t> chat_ids = greedy_ids(chat_prompt, 5);
+  const Reply c = request(port(), "POST", "/v1/chat/completions",
+                          R"({"messages":[{"role":"user","content":"Hi"}],"max_tokens":5,"temperature":0,"logprobs":true,"top_logprobs":2})");
+  ASSERT_EQ(c.status, 200) << c.body;
+  const json content = json::parse(c.body)["choices"][0]["logprobs"]["content"];
+  ASSERT_EQ(content.size(), chat_ids.size());
+  for (size_t k = 0; k < content.size(); ++k) {
+    const json& e = content[k];
+    const std::string piece = tokenizer_->token_to_piece(chat_ids[k]);
+    EXPECT_EQ(e["token"], as_json_text(piece));
+    json bytes = json::array();
+    for (const unsigned char ch : piece) bytes.push_back(ch);
+    EXPECT_EQ(e["bytes"], bytes);
+    ASSERT_EQ(e["top_logprobs"].size(), 2u);
+    EXPECT_EQ(e["top_logprobs"][0]["logprob"], e["logprob"]);
+    EXPECT_GE(e["top_logprobs"][0]["logprob"].get<double>(), e["top_logprobs"][1]["logprob"].get<double>());
+  }
+  const Reply none = request(port(), "POST", "/v1/completions", R"({"prompt":"a","max_tokens":2})");
+  EXPECT_TRUE(json::parse(none.body)["choices"][0]["logprobs"].is_null());
+}
+
+// echo with logprobs and no new tokens scores a text (what evaluation
+// harnesses ask for): each prompt token's log-probability given the ones
+// before it. Prompts may be token ids, and several prompts give a choice each.
+TEST_F(CompletionServer, EchoScoresThePromptsTokens) {
+  const std::vector<int32_t> ids = tokenizer_->encode("The cat sat on the mat", false, false);
+  ASSERT_GE(ids.size(), 4u);
+  const json req = {{"prompt", ids}, {"max_tokens", 0}, {"echo", true}, {"logprobs", 1}};
+  const Reply r = request(port(), "POST", "/v1/completions", req.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json choice = json::parse(r.body)["choices"][0];
+  const json& lp = choice["logprobs"];
+  ASSERT_EQ(lp["tokens"].size(), ids.size());
+  EXPECT_TRUE(lp["token_logprobs"][0].is_null()) << "nothing predicts the first token";
+  std::string spelled;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    spelled += tokenizer_->token_to_piece(ids[i]);
+    if (i == 0) continue;
+    const std::vector<double> want = log_softmax_at(*model_, *pool_, ids, i - 1);
+    EXPECT_NEAR(lp["token_logprobs"][i].get<double>(), want[static_cast<size_t>(ids[i])], 1e-4) << "token " << i;
+  }
+  EXPECT_EQ(choice["text"].get<std::string>(), spelled);
+  EXPECT_EQ(json::parse(r.body)["usage"]["completion_tokens"], 0);
+
+  // A text prompt: the BOS the server adds is not echoed, and scores the first token.
+  const Reply t = request(port(), "POST", "/v1/completions", R"({"prompt":"The cat","max_tokens":0,"echo":true,"logprobs":0})");
+  ASSERT_EQ(t.status, 200) << t.body;
+  const json tl = json::parse(t.body)["choices"][0]["logprobs"];
+  if (tokenizer_->vocab().add_bos && tokenizer_->vocab().bos >= 0) {
+    EXPECT_FALSE(tl["token_logprobs"][0].is_null());
+    EXPECT_EQ(tl["top_logprobs"][0].size(), 0u);
+  }
+
+  // Two prompts, two choices, each as alone.
+  const std::vector<int32_t> other = tokenizer_->encode("Zebra crossing", false, false);
+  const json both = {{"prompt", {ids, other}}, {"max_tokens", 2}, {"echo", true}, {"logprobs", 1}, {"temperature", 0}};
+  const Reply b = request(port(), "POST", "/v1/completions", both.dump());
+  ASSERT_EQ(b.status, 200) << b.body;
+  const json bj = json::parse(b.body);
+  ASSERT_EQ(bj["choices"].size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const json one = {{"prompt", i == 0 ? ids : other}, {"max_tokens", 2}, {"echo", true}, {"logprobs", 1}, {"temperature", 0}};
+    const json alone = json::parse(request(port(), "POST", "/v1/completions", one.dump()).body)["choices"][0];
+    EXPECT_EQ(bj["choices"][i]["index"], i);
+    EXPECT_EQ(bj["choices"][i]["text"], alone["text"]);
+    EXPECT_EQ(bj["choices"][i]["logprobs"]["tokens"], alone["logprobs"]["tokens"]);
+    const json& x = bj["choices"][i]["logprobs"]["token_logprobs"];
+    const json& y = alone["logprobs"]["token_logprobs"];
+    ASSERT_EQ(x.size(), y.size());
+    for (size_t k = 1; k < x.size(); ++k) EXPECT_NEAR(x[k].get<double>(), y[k].get<double>(), 1e-4);
+  }
+  EXPECT_EQ(bj["usage"]["prompt_tokens"], ids.size() + other.size());
+}
+
+// llama-server's /tokenize and /detokenize: the tokenizer's ids and text.
+TEST_F(CompletionServer, TokenizeAndDetokenize) {
+  const std::string text = "Once upon a time";
+  const Reply t = request(port(), "POST", "/tokenize", json{{"content", text}}.dump());
+  ASSERT_EQ(t.status, 200) << t.body;
+  const std::vector<int32_t> ids = tokenizer_->encode(text, false, true);
+  EXPECT_EQ(json::parse(t.body)["tokens"], json(ids));
+  const Reply p = request(port(), "POST", "/tokenize", json{{"content", text}, {"with_pieces", true}, {"add_special", true}}.dump());
+  const json pieces = json::parse(p.body)["tokens"];
+  std::string spelled;
+  for (const json& e : pieces) spelled += e["piece"].get<std::string>();
+  EXPECT_EQ(pieces.size(), tokenizer_->encode(text, tokenizer_->vocab().add_bos, true).size());
+  const Reply d = request(port(), "POST", "/detokenize", json{{"tokens", ids}}.dump());
+  ASSERT_EQ(d.status, 200) << d.body;
+  std::string want;
+  for (const int32_t id : ids) want += tokenizer_->token_to_piece(id);
+  EXPECT_EQ(json::parse(d.body)["content"], want);
+  EXPECT_NE(want.find("upon a time"), std::string::npos);
+}
+
+// presence and frequency penalties reach the sampler: greedy text changes
+// when the repeated tokens are pushed down hard.
+TEST_F(CompletionServer, PenaltiesChangeTheText) {
+  const std::string base = R"({"prompt":"Once upon","max_tokens":24,"temperature":0)";
+  const std::string plain = json::parse(request(port(), "POST", "/v1/completions", base + "}").body)["choices"][0]["text"];
+  const std::string pushed =
+      json::parse(request(port(), "POST", "/v1/completions", base + R"(,"frequency_penalty":2,"presence_penalty":2})").body)["choices"][0]["text"];
+  EXPECT_NE(plain, pushed);
 }
 
 // More requests than slots, some streamed: they generate side by side (three

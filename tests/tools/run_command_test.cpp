@@ -73,6 +73,20 @@ TEST(RunCommand, PromptLongerThanContextIsAClearError) {
   EXPECT_NE(o.err.find("context"), std::string::npos) << o.err;
 }
 
+// The penalties reach the sampler from the command line: greedy text that
+// repeats itself (stories260K's does) changes.
+TEST(RunCommand, PresenceAndFrequencyPenaltiesChangeGreedyText) {
+  const std::string base = "run -m " + quote(fixture("llama2c/stories260K.bin")) + " -z " +
+                           quote(fixture("llama2c/tok512.bin")) + " --temp 0 -n 128 -p 'Once upon a time'";
+  const std::string oracle = read_text(fixture("oracles/stories260K__once_upon_a_time.stdout.txt"));
+  for (const char* option : {" --presence-penalty 1.5", " --frequency-penalty 1.0"}) {
+    const Outcome o = run_lowbit(base + option);
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    EXPECT_EQ(o.out.rfind("Once upon a time", 0), 0u) << o.out;
+    EXPECT_NE(o.out, oracle) << option;
+  }
+}
+
 TEST(GenModelCommand, TinyModelRunsAndGenerates) {
   const std::string path = testing::temp_path("gen-tiny-tq2_0.gguf");
   Outcome o = run_lowbit("gen-model --shape tiny --type tq2_0 -o " + quote(path));

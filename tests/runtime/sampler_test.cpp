@@ -1,0 +1,197 @@
+// The sampler's stages on logits small enough to reason about: greedy, the
+// penalties on recent tokens (repetition, presence, frequency) and their
+// window, top-k, top-p and min-p cut-offs, the draw's distribution and its
+// seed; and the log-probabilities reported for sampled tokens.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <vector>
+
+#include "core/error.h"
+#include "runtime/sampler.h"
+#include "runtime/token_logprobs.h"
+
+namespace lowbit {
+namespace {
+
+SamplerParams greedy() {
+  SamplerParams p;
+  p.temperature = 0;
+  return p;
+}
+
+// Plain draws: no cut-offs, temperature 1.
+SamplerParams plain(uint64_t seed) {
+  SamplerParams p;
+  p.temperature = 1;
+  p.top_k = 0;
+  p.top_p = 1;
+  p.min_p = 0;
+  p.seed = seed;
+  return p;
+}
+
+// How often each token is drawn in n draws.
+std::vector<double> frequencies(const SamplerParams& p, const std::vector<float>& logits, int n) {
+  Sampler s(p, static_cast<int64_t>(logits.size()));
+  std::vector<double> f(logits.size(), 0);
+  for (int i = 0; i < n; ++i) f[static_cast<size_t>(s.sample(logits.data(), {}))] += 1.0 / n;
+  return f;
+}
+
+TEST(Sampler, GreedyTakesTheFirstLargest) {
+  const std::vector<float> l = {0.5f, 2.0f, -1.0f, 2.0f};
+  Sampler s(greedy(), 4);
+  EXPECT_EQ(s.sample(l.data(), {}), 1);
+  EXPECT_EQ(argmax(l.data(), 4), 1);
+  SamplerParams k1 = plain(1);
+  k1.top_k = 1;  // top-k 1 is greedy at any temperature
+  Sampler t(k1, 4);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(t.sample(l.data(), {}), 1);
+}
+
+TEST(Sampler, PenaltiesLowerRecentTokens) {
+  const std::vector<float> l = {2.0f, 1.5f, -3.0f};
+  const std::vector<int32_t> once = {0}, thrice = {0, 0, 0};
+  auto pick = [&](SamplerParams p, const std::vector<int32_t>& history) {
+    Sampler s(p, 3);
+    return s.sample(l.data(), history);
+  };
+  SamplerParams p = greedy();
+  EXPECT_EQ(pick(p, thrice), 0) << "no penalty";
+  p.repeat_penalty = 1.5f;  // 2.0 / 1.5 < 1.5
+  EXPECT_EQ(pick(p, once), 1);
+  EXPECT_EQ(pick(p, thrice), 1) << "each distinct token once";
+  p.repeat_penalty = 1.2f;  // 2.0 / 1.2 > 1.5, however often it occurred
+  EXPECT_EQ(pick(p, thrice), 0);
+
+  p = greedy();
+  p.presence_penalty = 0.6f;  // 2.0 - 0.6 < 1.5
+  EXPECT_EQ(pick(p, once), 1);
+  p.presence_penalty = 0.4f;
+  EXPECT_EQ(pick(p, thrice), 0) << "presence counts once";
+
+  p = greedy();
+  p.frequency_penalty = 0.2f;  // 2.0 - 0.2 > 1.5; 2.0 - 3 x 0.2 < 1.5
+  EXPECT_EQ(pick(p, once), 0);
+  EXPECT_EQ(pick(p, thrice), 1);
+
+  // A negative logit is multiplied by the repetition penalty: lower still.
+  const std::vector<float> neg = {-1.0f, -1.2f};
+  SamplerParams r = greedy();
+  r.repeat_penalty = 1.5f;
+  Sampler s(r, 2);
+  const std::vector<int32_t> h = {0};
+  EXPECT_EQ(s.sample(neg.data(), h), 1);
+}
+
+TEST(Sampler, PenaltiesLookOnlyAtTheWindow) {
+  const std::vector<float> l = {2.0f, 1.5f, 0.0f};
+  const std::vector<int32_t> history = {0, 2, 2};
+  SamplerParams p = greedy();
+  p.presence_penalty = 1.0f;
+  p.repeat_last_n = 2;  // sees {2, 2}: token 0 is not penalised
+  Sampler a(p, 3);
+  EXPECT_EQ(a.sample(l.data(), history), 0);
+  p.repeat_last_n = 3;
+  Sampler b(p, 3);
+  EXPECT_EQ(b.sample(l.data(), history), 1);
+  p.repeat_last_n = 0;  // off
+  Sampler c(p, 3);
+  EXPECT_EQ(c.sample(l.data(), history), 0);
+  p.repeat_last_n = -1;  // all of it
+  Sampler d(p, 3);
+  EXPECT_EQ(d.sample(l.data(), history), 1);
+  // Out-of-vocabulary ids in the history are ignored, not indexed.
+  const std::vector<int32_t> odd = {-5, 7, 0};
+  Sampler e(p, 3);
+  EXPECT_EQ(e.sample(l.data(), odd), 1);
+}
+
+TEST(Sampler, DrawsFollowTheDistribution) {
+  const std::vector<float> l = {std::log(0.5f), std::log(0.3f), std::log(0.2f)};
+  const std::vector<double> f = frequencies(plain(7), l, 20000);
+  EXPECT_NEAR(f[0], 0.5, 0.02);
+  EXPECT_NEAR(f[1], 0.3, 0.02);
+  EXPECT_NEAR(f[2], 0.2, 0.02);
+  // Temperature 0.5 squares the odds: 25 : 9 : 4.
+  SamplerParams cold = plain(8);
+  cold.temperature = 0.5f;
+  const std::vector<double> c = frequencies(cold, l, 20000);
+  EXPECT_NEAR(c[0], 25.0 / 38, 0.02);
+  EXPECT_NEAR(c[2], 4.0 / 38, 0.02);
+}
+
+TEST(Sampler, CutOffsDropTheUnlikely) {
+  const std::vector<float> l = {std::log(0.5f), std::log(0.3f), std::log(0.2f)};
+  SamplerParams p = plain(9);
+  p.top_p = 0.6f;  // 0.5 < 0.6 <= 0.5 + 0.3: tokens 0 and 1 stay
+  std::vector<double> f = frequencies(p, l, 4000);
+  EXPECT_EQ(f[2], 0.0);
+  EXPECT_NEAR(f[0], 0.5 / 0.8, 0.03);
+  p = plain(10);
+  p.min_p = 0.5f;  // p >= 0.25 stays
+  f = frequencies(p, l, 4000);
+  EXPECT_EQ(f[2], 0.0);
+  EXPECT_GT(f[1], 0.2);
+  p = plain(11);
+  p.top_k = 2;
+  f = frequencies(p, l, 4000);
+  EXPECT_EQ(f[2], 0.0);
+  EXPECT_GT(f[1], 0.2);
+}
+
+TEST(Sampler, TheSeedDecidesTheDraws) {
+  std::vector<float> l(50);
+  for (size_t i = 0; i < l.size(); ++i) l[i] = std::sin(static_cast<float>(i));
+  auto draws = [&](uint64_t seed) {
+    Sampler s(plain(seed), 50);
+    std::vector<int32_t> d;
+    for (int i = 0; i < 64; ++i) d.push_back(s.sample(l.data(), {}));
+    return d;
+  };
+  EXPECT_EQ(draws(3), draws(3));
+  EXPECT_NE(draws(3), draws(4));
+}
+
+TEST(Sampler, BadParametersAreRefused) {
+  SamplerParams p = plain(1);
+  p.top_p = 0;
+  EXPECT_THROW(Sampler(p, 4), Error);
+  p = plain(1);
+  p.repeat_penalty = 0;
+  EXPECT_THROW(Sampler(p, 4), Error);
+  EXPECT_THROW(Sampler(plain(1), 0), Error);
+}
+
+TEST(TokenLogprobs, AreTheLogSoftmaxAndItsBest) {
+  // Logits far beyond exp's range: the sum runs from the maximum.
+  const std::vector<float> l = {1000.0f, 999.0f, 1000.0f, -1e30f, 998.0f};
+  SampledToken t;
+  t.id = 1;
+  fill_token_logprobs(l.data(), 5, 3, t);
+  const double z = std::log(2 + std::exp(-1.0) + std::exp(-2.0));  // relative to 1000
+  EXPECT_TRUE(t.has_logprobs);
+  EXPECT_NEAR(t.logprob, -1.0 - z, 1e-5);
+  ASSERT_EQ(t.top.size(), 3u);
+  EXPECT_EQ(t.top[0].id, 0) << "ties: the lower id first";
+  EXPECT_EQ(t.top[1].id, 2);
+  EXPECT_EQ(t.top[2].id, 1);
+  EXPECT_NEAR(t.top[0].logprob, -z, 1e-5);
+  // More alternatives than the vocabulary: all of it, in order.
+  fill_token_logprobs(l.data(), 5, 9, t);
+  ASSERT_EQ(t.top.size(), 5u);
+  EXPECT_EQ(t.top[3].id, 4);
+  EXPECT_EQ(t.top[4].id, 3);
+  double sum = 0;
+  for (const TokenLogprob& e : t.top) sum += std::exp(static_cast<double>(e.logprob));
+  EXPECT_NEAR(sum, 1.0, 1e-6);
+  fill_token_logprobs(l.data(), 5, 0, t);
+  EXPECT_TRUE(t.top.empty());
+  t.id = 5;
+  EXPECT_THROW(fill_token_logprobs(l.data(), 5, 1, t), Error);
+}
+
+}  // namespace
+}  // namespace lowbit
