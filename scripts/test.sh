@@ -19,4 +19,4 @@ cmake --build build -j "$jobs"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLOWBIT_ASAN=ON >/dev/null
 asan_targets=(lowbit_test_formats lowbit_test_tokenizer lowbit_test_server)
 cmake --build build-asan -j "$jobs" --target "${asan_targets[@]}"
-(cd build-asan && ctest --output-on-failure -j "$jobs" --timeout 900 -R '^(Gguf|Llama2c|Vocab|SpmTokenizer|BpeTokenizer|CompletionServer)')
+(cd build-asan && ctest --output-on-failure -j "$jobs" --timeout 900 -R '^(Gguf|Llama2c|Vocab|SpmTokenizer|BpeTokenizer|CompletionServer|Http)')

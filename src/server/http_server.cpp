@@ -45,7 +45,7 @@ bool read_some(int fd, std::string& buf) {
   return true;
 }
 
-// Parses one request from fd; on failure replies with the status it deserves
+// Reads one request from fd; on failure replies with the status it deserves
 // (nothing when the client just went away) and returns false.
 bool read_request(int fd, HttpRequest& req, HttpResponder& out) {
   std::string buf;
@@ -57,59 +57,54 @@ bool read_request(int fd, HttpRequest& req, HttpResponder& out) {
     }
     if (!read_some(fd, buf)) return false;
   }
-  if (header_end > HttpServer::kMaxHeaderBytes) {
-    reply_json_error(out, 431, "request headers exceed 16 KiB");
+  const HttpHead head = parse_http_head(std::string_view(buf.data(), header_end), req);
+  if (head.status != 0) {
+    reply_json_error(out, head.status, head.why);
     return false;
   }
-  std::string_view head(buf.data(), header_end);
+  req.body = buf.substr(header_end + 4);
+  while (req.body.size() < head.content_length)
+    if (!read_some(fd, req.body)) return false;
+  if (req.body.size() > head.content_length) req.body.resize(head.content_length);  // one request per connection: extra bytes are dropped
+  return true;
+}
+
+}  // namespace
+
+HttpHead parse_http_head(std::string_view head, HttpRequest& req) {
+  const auto refuse = [](int status, const char* why) { return HttpHead{status, why, 0}; };
+  if (head.size() > HttpServer::kMaxHeaderBytes) return refuse(431, "request headers exceed 16 KiB");
   const size_t line_end = head.find("\r\n");
   const std::string_view line = head.substr(0, line_end);
   const size_t sp1 = line.find(' '), sp2 = line.rfind(' ');
-  if (sp1 == std::string_view::npos || sp2 == sp1 || line.substr(sp2 + 1).rfind("HTTP/1.", 0) != 0) {
-    reply_json_error(out, 400, "malformed request line");
-    return false;
-  }
+  if (sp1 == 0 || sp1 == std::string_view::npos || sp2 == sp1 || line.substr(sp2 + 1).rfind("HTTP/1.", 0) != 0)
+    return refuse(400, "malformed request line");
   req.method = std::string(line.substr(0, sp1));
   std::string target(line.substr(sp1 + 1, sp2 - sp1 - 1));
   req.path = target.substr(0, target.find('?'));
+  req.headers.clear();
   size_t pos = line_end == std::string_view::npos ? head.size() : line_end + 2;
   while (pos < head.size()) {
     size_t end = head.find("\r\n", pos);
     if (end == std::string_view::npos) end = head.size();
     const std::string_view h = head.substr(pos, end - pos);
     const size_t colon = h.find(':');
-    if (colon == std::string_view::npos || colon == 0) {
-      reply_json_error(out, 400, "malformed header line");
-      return false;
-    }
+    if (colon == std::string_view::npos || colon == 0) return refuse(400, "malformed header line");
     req.headers[lower(std::string(trim(h.substr(0, colon))))] = std::string(trim(h.substr(colon + 1)));
     pos = end + 2;
   }
-  if (req.headers.count("transfer-encoding")) {
-    reply_json_error(out, 411, "chunked request bodies are not supported; send Content-Length");
-    return false;
-  }
-  size_t length = 0;
+  if (req.headers.count("transfer-encoding"))
+    return refuse(411, "chunked request bodies are not supported; send Content-Length");
+  HttpHead verdict;
   if (auto it = req.headers.find("content-length"); it != req.headers.end()) {
     const std::string& v = it->second;
-    if (v.empty() || v.size() > 12 || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      reply_json_error(out, 400, "bad Content-Length");
-      return false;
-    }
-    length = std::stoull(v);
-    if (length > HttpServer::kMaxBodyBytes) {
-      reply_json_error(out, 413, "request body exceeds 4 MiB");
-      return false;
-    }
+    if (v.empty() || v.size() > 12 || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return refuse(400, "bad Content-Length");
+    verdict.content_length = std::stoull(v);
+    if (verdict.content_length > HttpServer::kMaxBodyBytes) return refuse(413, "request body exceeds 4 MiB");
   }
-  req.body = buf.substr(header_end + 4);
-  while (req.body.size() < length)
-    if (!read_some(fd, req.body)) return false;
-  if (req.body.size() > length) req.body.resize(length);  // one request per connection: extra bytes are dropped
-  return true;
+  return verdict;
 }
-
-}  // namespace
 
 void reply_json_error(HttpResponder& out, int status, std::string_view message) {
   const nlohmann::json body = {{"error", {{"message", message}, {"type", "invalid_request_error"}}}};

@@ -24,6 +24,16 @@ struct HttpRequest {
   std::string body;
 };
 
+// What a request's head (the bytes before its blank line) says.
+struct HttpHead {
+  int status = 0;  // 0: accepted; else the 4xx status to refuse it with
+  std::string why;  // the refusal's message
+  size_t content_length = 0;  // the body's bytes to read
+};
+// Fills req's method, path and headers from head; never throws. Exposed for
+// the fuzz test.
+HttpHead parse_http_head(std::string_view head, HttpRequest& req);
+
 // Writes one reply: either send() once, or begin_stream(), chunk()s, end_stream().
 class HttpResponder {
  public:

@@ -3,6 +3,7 @@
 // must be what generate_text gives for the same prompt; streaming must give
 // the same text in pieces; bad requests get their 4xx; the server goes on.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -17,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/error.h"
+#include "core/rng.h"
 #include "fixtures.h"
 #include "model/decoder.h"
 #include "model/model.h"
@@ -533,6 +536,82 @@ TEST_F(CompletionServer, PenaltiesChangeTheText) {
   const std::string pushed =
       json::parse(request(port(), "POST", "/v1/completions", base + R"(,"frequency_penalty":2,"presence_penalty":2})").body)["choices"][0]["text"];
   EXPECT_NE(plain, pushed);
+}
+
+// Seeded fuzzing of request bodies: thousands of valid requests with a field
+// set to a value of another type or size, or with their bytes damaged. Each
+// is parsed or refused with lowbit::Error (a 400 naming the field), never
+// another exception; what is accepted keeps the limits, and every 16th
+// accepted one is run to the end (max_tokens cut to 4) with its reply
+// written to /dev/null.
+TEST_F(CompletionServer, DamagedRequestBodiesAreParsedOrRefused) {
+  const std::vector<json> seeds = {
+      json::parse(R"({"prompt":"Once upon","max_tokens":3,"temperature":0.5,"top_k":5,"top_p":0.9,"min_p":0.1,
+                      "stop":["x"],"logprobs":2,"echo":true,"seed":7,"presence_penalty":0.5,"frequency_penalty":0.2})"),
+      json::parse(R"({"prompt":[[5,6,7],"ab"],"max_tokens":2,"logprobs":0,"repeat_penalty":1.1,"repeat_last_n":-1})"),
+      json::parse(R"({"prompt":"a","stream":true,"stream_options":{"include_usage":true},"n":1})"),
+  };
+  const std::vector<json> chat_seeds = {
+      json::parse(R"({"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Hi"}],
+                      "max_completion_tokens":3,"logprobs":true,"top_logprobs":3,"stream":false})"),
+  };
+  const std::vector<json> values = {nullptr, true, false, 0, 1, -1, 20, 21, 1.5, -1e300, 1e300,
+                                    int64_t{INT64_MIN}, uint64_t{UINT64_MAX}, "", "x", std::string(300, 'q'),
+                                    json::array(), json::array({1, 2}), json::array({"a", 3}), json::object(),
+                                    json::array({json::array({1}), json::array()}), json::array({uint64_t{UINT64_MAX}})};
+  Rng rng(1124);
+  const int devnull = ::open("/dev/null", O_WRONLY);
+  ASSERT_GE(devnull, 0);
+  int accepted = 0, refused = 0, ran = 0;
+  for (int i = 0; i < 3000; ++i) {
+    const bool chat = rng.below(4) == 0;
+    json j = chat ? chat_seeds[rng.below(chat_seeds.size())] : seeds[rng.below(seeds.size())];
+    std::string body;
+    if (rng.below(4) == 0) {  // damage the bytes
+      body = j.dump();
+      for (uint64_t m = 1 + rng.below(3); m > 0; --m) body[rng.below(body.size())] = static_cast<char>(rng.next_u32());
+    } else {  // a field (or a message's) set to another value, or removed
+      json* target = &j;
+      if (chat && rng.below(2) == 0) target = &j["messages"][rng.below(j["messages"].size())];
+      std::vector<std::string> keys;
+      for (const auto& [k, v] : target->items()) keys.push_back(k);
+      const std::string key = keys[rng.below(keys.size())];
+      if (rng.below(6) == 0)
+        target->erase(key);
+      else
+        (*target)[key] = values[rng.below(values.size())];
+      body = j.dump(-1, ' ', false, json::error_handler_t::replace);
+    }
+    CompletionRequest r;
+    try {
+      r = service_->parse(body, chat);
+    } catch (const Error& e) {
+      ++refused;
+      ASSERT_NE(std::string(e.what()), "") << body;
+      continue;
+    } catch (const std::exception& e) {
+      FAIL() << "case " << i << " threw a non-lowbit exception: " << e.what() << "\n" << body;
+    }
+    ++accepted;
+    ASSERT_FALSE(r.prompts.empty()) << body;
+    for (const auto& p : r.prompts) {
+      ASSERT_FALSE(p.tokens.empty()) << body;
+      ASSERT_LT(static_cast<int64_t>(p.tokens.size()), model_->n_ctx()) << body;
+    }
+    ASSERT_LE(r.logprobs, 20) << body;
+    ASSERT_LE(r.max_tokens, model_->n_ctx()) << body;
+    if (accepted % 16 != 0) continue;
+    json run = json::parse(body);
+    run[chat ? "max_completion_tokens" : "max_tokens"] = std::min<int64_t>(r.max_tokens < 0 ? 4 : r.max_tokens, 4);
+    HttpRequest req{"POST", chat ? "/v1/chat/completions" : "/v1/completions", {}, run.dump()};
+    HttpResponder out(devnull);
+    ASSERT_NO_THROW(service_->handle(req, out)) << body;
+    ++ran;
+  }
+  ::close(devnull);
+  EXPECT_GT(accepted, 300);
+  EXPECT_GT(refused, 300);
+  EXPECT_GT(ran, 20);
 }
 
 // More requests than slots, some streamed: they generate side by side (three
