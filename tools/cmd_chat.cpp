@@ -36,7 +36,8 @@ int chat(const ChatOptions& o) {
   g.n_predict = o.n_predict;
   g.sampling = o.sampling;
   if (!o.seed_given) g.sampling.seed = static_cast<uint64_t>(std::time(nullptr));
-  std::fprintf(stderr, "lowbit: chat; one line per turn, end with Ctrl-D\n");
+  std::fprintf(stderr, "lowbit: chat (format %s); one line per turn, end with Ctrl-D\n",
+               chat_format_name(detect_chat_format(*lm.model, lm.tokenizer->vocab())));
   // The conversation as the model has seen it: its text and its tokens (the
   // replies as sampled, not re-tokenized), so each turn's prompt extends the
   // last one and the whole cache is reused.

@@ -35,8 +35,9 @@ int serve(const ServeOptions& o) {
   std::signal(SIGTERM, on_signal);
   std::fprintf(stderr,
                "lowbit: serving %s on http://%s:%d (POST /v1/completions, /v1/chat/completions), %d request%s at "
-               "once\n",
-               name.c_str(), o.host.c_str(), server.port(), o.batching.n_slots, o.batching.n_slots > 1 ? "s" : "");
+               "once, chat format %s\n",
+               name.c_str(), o.host.c_str(), server.port(), o.batching.n_slots, o.batching.n_slots > 1 ? "s" : "",
+               chat_format_name(detect_chat_format(*lm.model, lm.tokenizer->vocab())));
   server.serve([&](const HttpRequest& req, HttpResponder& out) { service.handle(req, out); });
   g_server = nullptr;
   std::fprintf(stderr, "lowbit: server stopped\n");
