@@ -14,7 +14,8 @@ namespace {
 using json = nlohmann::json;
 
 constexpr int kMaxLogprobs = 20;   // alternatives per token, as OpenAI's top_logprobs
-constexpr size_t kMaxPrompts = 64;  // prompts in one /v1/completions request
+constexpr size_t kMaxPrompts = 64;  // choices (prompts x n) in one request
+constexpr int64_t kMaxChoicesPerPrompt = 16;  // n
 
 bool is_token_array(const json& j) {
   return j.is_array() && !j.empty() && std::all_of(j.begin(), j.end(), [](const json& x) { return x.is_number_integer(); });
@@ -82,7 +83,9 @@ CompletionRequest CompletionService::parse(const std::string& body, bool chat) c
 
   const char* max_name = chat && j.contains("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
   r.max_tokens = integer_field(j, max_name, 0, n_ctx, chat ? -1 : 16);
-  if (integer_field(j, "n", 1, 1 << 20, 1) != 1) fail("field \"n\": only 1 completion per prompt");
+  r.n = static_cast<int>(integer_field(j, "n", 1, kMaxChoicesPerPrompt, 1));
+  if (r.prompts.size() * static_cast<size_t>(r.n) > kMaxPrompts)
+    fail("fields \"prompt\" and \"n\" ask for ", r.prompts.size() * static_cast<size_t>(r.n), " choices; at most ", kMaxPrompts);
   SamplerParams& s = r.sampling;
   s.temperature = static_cast<float>(number_field(j, "temperature", 0, 100, s.temperature));
   s.top_p = static_cast<float>(number_field(j, "top_p", 0, 1, s.top_p));
@@ -106,6 +109,7 @@ CompletionRequest CompletionService::parse(const std::string& body, bool chat) c
     r.include_usage = bool_field(o, "include_usage", false);
   }
   if (r.stream && r.prompts.size() > 1) fail("field \"stream\": a stream takes one prompt, not ", r.prompts.size());
+  if (r.stream && r.n > 1) fail("field \"stream\": a stream takes one choice, not n = ", r.n);
   if (j.contains("stop") && !j["stop"].is_null()) {
     const json& st = j["stop"];
     if (st.is_string()) {

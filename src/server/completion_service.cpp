@@ -125,7 +125,7 @@ void CompletionService::handle(const HttpRequest& req, HttpResponder& out) {
 
 CompletionService::Completion CompletionService::run_prompt(const CompletionRequest& r, size_t index,
                                                            const ReplyHead& head, HttpResponder* stream) {
-  const CompletionRequest::Prompt& p = r.prompts[index];
+  const CompletionRequest::Prompt& p = r.prompts[index / static_cast<size_t>(r.n)];
   const bool logprobs = r.logprobs >= 0;
   Completion c;
   c.n_prompt = static_cast<int64_t>(p.tokens.size());
@@ -150,8 +150,12 @@ CompletionService::Completion CompletionService::run_prompt(const CompletionRequ
   g.prompt = p.tokens;
   g.n_predict = r.max_tokens;
   g.sampling = r.sampling;
-  if (!r.seed_given)  // distinct per request and per prompt
+  // Distinct per request and per choice; a given seed gives the n choices of
+  // a prompt seeds seed, seed + 1, ...
+  if (!r.seed_given)
     g.sampling.seed = static_cast<uint64_t>(head.created) * 1000003u + static_cast<uint64_t>(head.number) * 64 + index;
+  else
+    g.sampling.seed += index % static_cast<size_t>(r.n);
   g.logprobs = r.logprobs;
   g.prompt_logprobs = r.echo && logprobs;
   // Called with each sampled token; false ends the request.
@@ -219,9 +223,9 @@ void CompletionService::complete(const CompletionRequest& r, HttpResponder& out)
   head.id = (r.chat ? "chatcmpl-" : "cmpl-") + std::to_string(head.number);
   head.created = static_cast<int64_t>(std::time(nullptr));
   if (r.stream) out.begin_stream(200, "text/event-stream");
-  // Several prompts run side by side: the generator batches them into shared
-  // passes over the weights, as it does separate requests.
-  const size_t n = r.prompts.size();
+  // Several choices (prompts x n) run side by side: the generator batches
+  // them into shared passes over the weights, as it does separate requests.
+  const size_t n = r.prompts.size() * static_cast<size_t>(r.n);
   std::vector<Completion> done(n);
   std::vector<std::string> errors(n);
   auto run = [&](size_t i) {
@@ -253,9 +257,11 @@ void CompletionService::complete(const CompletionRequest& r, HttpResponder& out)
     const int64_t n_gen = static_cast<int64_t>(res.generated.size());
     const bool full = (r.max_tokens >= 0 && n_gen >= r.max_tokens) || res.context_full;
     const std::string finish = c.stopped || !full ? "stop" : "length";
-    prompt_tokens += c.n_prompt;
+    if (i % static_cast<size_t>(r.n) == 0) {  // a prompt counts once, however many choices it has
+      prompt_tokens += c.n_prompt;
+      cached_tokens += res.cached;
+    }
     completion_tokens += n_gen;
-    cached_tokens += res.cached;
     // llama-server's fields: the prompt's passes (shared with other rows) up
     // to the first sampled token, then the tokens after it.
     const int64_t evaluated = c.n_prompt - res.cached;
@@ -284,7 +290,7 @@ void CompletionService::complete(const CompletionRequest& r, HttpResponder& out)
     else
       choice["text"] = c.text;
     choice["logprobs"] = logprobs;
-    if (n > 1) choice["timings"] = timings;  // each prompt's own; one prompt's are the reply's
+    if (n > 1) choice["timings"] = timings;  // each choice's own; one choice's are the reply's
     choices.push_back(std::move(choice));
   }
   const json usage = {{"prompt_tokens", prompt_tokens},

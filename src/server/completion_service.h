@@ -39,6 +39,7 @@ struct CompletionRequest {
   // Completions: one or more prompts (a choice each); chat: the messages rendered.
   std::vector<Prompt> prompts;
   bool chat = false;
+  int n = 1;  // choices per prompt, each sampled with its own seed
   int64_t max_tokens = 128;
   SamplerParams sampling;
   bool seed_given = false;
@@ -69,7 +70,8 @@ class CompletionService {
     int64_t created = 0;
     int64_t number = 0;  // N
   };
-  // One prompt's generation; a stream's pieces go out as they are ready.
+  // Choice `index`'s generation (of prompt index / n); a stream's pieces go
+  // out as they are ready.
   Completion run_prompt(const CompletionRequest& r, size_t index, const ReplyHead& head, HttpResponder* stream);
   // A stream's event: text and the logprobs of c.tokens [c.sent_tokens, upto), marked sent.
   std::string event(const CompletionRequest& r, const ReplyHead& head, const std::string& text, Completion& c,

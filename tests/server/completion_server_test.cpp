@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -324,7 +325,9 @@ TEST_F(CompletionServer, BadRequestsGetTheirStatusAndTheServerGoesOn) {
       {"POST", "/v1/completions", R"({"prompt":"a","temperature":"hot"})", 400, "temperature"},
       {"POST", "/v1/completions", R"({"prompt":"a","top_p":2})", 400, "top_p"},
       {"POST", "/v1/completions", R"({"prompt":"a","stop":["x",""]})", 400, "stop"},
-      {"POST", "/v1/completions", R"({"prompt":"a","n":2})", 400, "only 1 completion"},
+      {"POST", "/v1/completions", R"({"prompt":"a","n":17})", 400, "[1, 16]"},
+      {"POST", "/v1/completions", R"({"prompt":"a","n":2,"stream":true})", 400, "one choice"},
+      {"POST", "/v1/completions", R"({"prompt":["a","b","c","d","e"],"n":16})", 400, "80 choices"},
       {"POST", "/v1/completions", R"({"prompt":"a","stream_options":{"include_usage":true}})", 400, "stream_options"},
       {"POST", "/v1/completions", R"({"prompt":"a","stream":true,"stream_options":{"include_usage":1}})", 400,
        "include_usage"},
@@ -612,6 +615,31 @@ TEST_F(CompletionServer, DamagedRequestBodiesAreParsedOrRefused) {
   EXPECT_GT(accepted, 300);
   EXPECT_GT(refused, 300);
   EXPECT_GT(ran, 20);
+}
+
+// n choices of one prompt, sampled side by side: choice j is what one request
+// with seed + j gives.
+TEST_F(CompletionServer, NChoicesAreSeededOneAfterAnother) {
+  const json req = {{"prompt", "Once upon"}, {"max_tokens", 8}, {"temperature", 1.0}, {"seed", 5}, {"n", 3}};
+  const Reply r = request(port(), "POST", "/v1/completions", req.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = json::parse(r.body);
+  ASSERT_EQ(j["choices"].size(), 3u);
+  std::set<std::string> texts;
+  for (size_t k = 0; k < 3; ++k) {
+    json one = req;
+    one["n"] = 1;
+    one["seed"] = 5 + k;
+    const json alone = json::parse(request(port(), "POST", "/v1/completions", one.dump()).body);
+    EXPECT_EQ(j["choices"][k]["index"], k);
+    EXPECT_EQ(j["choices"][k]["text"], alone["choices"][0]["text"]) << "choice " << k;
+    texts.insert(j["choices"][k]["text"].get<std::string>());
+    if (k == 0) {
+      EXPECT_EQ(j["usage"]["prompt_tokens"], alone["usage"]["prompt_tokens"]) << "the prompt counts once";
+    }
+  }
+  EXPECT_GT(texts.size(), 1u) << "three seeds, one text";
+  EXPECT_EQ(j["usage"]["completion_tokens"], 24);
 }
 
 // More requests than slots, some streamed: they generate side by side (three
