@@ -21,6 +21,9 @@ void place_step(Vnni4Bits bits, const uint8_t* values, int64_t r, uint8_t* step)
       std::memcpy(step + 4 * r, &word, 4);
       break;
     }
+    case Vnni4Bits::Four:
+      for (int j = 0; j < 4; ++j) step[4 * r + j] = static_cast<uint8_t>((values[j] & 15) | (values[4 + j] & 15) << 4);
+      break;
     case Vnni4Bits::One:
       for (int j = 0; j < 4; ++j)
         step[(4 * r + j) / 8] |= static_cast<uint8_t>((values[j] & 1) << ((4 * r + j) % 8));

@@ -25,6 +25,7 @@
 // Step encodings (r = row in block 0..15, j = 0..3, k0 = first k of the step):
 //   8-bit (q8_0): 64 bytes, 4 k;  byte 4r+j = u(r, k0+j)
 //   2-bit (int2): 64 bytes, 16 k; byte 4r+j bits 2v..2v+1 = code(r, k0+4v+j), v = 0..3
+//   4-bit (int4):  64 bytes, 8 k; byte 4r+j low nibble = code(r, k0+j), high = code(r, k0+4+j)
 //   1-bit (int1):  8 bytes, 4 k;  bit 4r+j of the little-endian uint64 = bit(r, k0+j)
 // Rows past N are zero codes with zero scales.
 #pragma once
@@ -47,6 +48,9 @@ constexpr int64_t kVnni4Rows = 16;
 #endif
 constexpr int64_t kVnni4PrefetchBytes = LOWBIT_PREFETCH_BYTES;
 
+// The plain-AVX2 int4 kernel (u = code, 0..15) adds a step's pair sums in
+// int16 for up to 4 steps: 4 steps x 2 x 2 x 15 x 128 = 30720 < 2^15.
+constexpr int64_t kInt4Int16Steps = 4;
 // The plain-AVX2 int2 kernel with int16 sums: levels spanning at most 7, sums
 // of at most 4 steps (4 steps x 4 products x 2 x 7 x 128 = 28672 < 2^15).
 constexpr int kInt2Int16MaxSpan = 7;
@@ -76,7 +80,7 @@ constexpr int64_t kVnni4FarPrefetchBytes = 2 * kVnni4PrefetchBytes;
 #endif
 constexpr int64_t kQ8_0PrefetchBytes = LOWBIT_Q8_0_PREFETCH_BYTES;
 
-enum class Vnni4Bits { One = 1, Two = 2, Eight = 8 };
+enum class Vnni4Bits { One = 1, Two = 2, Four = 4, Eight = 8 };
 
 struct Vnni4Layout {
   Vnni4Bits bits = Vnni4Bits::Two;
@@ -85,7 +89,7 @@ struct Vnni4Layout {
   int64_t group = 0;  // k per scale, a multiple of 16
   AlignedBuffer<uint8_t> data;
 
-  int64_t k_per_step() const { return bits == Vnni4Bits::Two ? 16 : 4; }
+  int64_t k_per_step() const { return bits == Vnni4Bits::Two ? 16 : bits == Vnni4Bits::Four ? 8 : 4; }
   int64_t step_bytes() const { return bits == Vnni4Bits::One ? 8 : 64; }
   int64_t groups() const { return cols / group; }
   int64_t row_blocks() const { return (rows + kVnni4Rows - 1) / kVnni4Rows; }
@@ -107,7 +111,7 @@ inline int64_t vnni4_scales_offset(int64_t g, int64_t groups, int64_t group_byte
   return (g / 2) * (2 * group_bytes + 64) + in_pair * group_bytes + 32 * (g % 2);
 }
 
-// Fills one row: values[K] (int2: codes 0..3; int1: bits 0/1; q8_0: u 0..255)
+// Fills one row: values[K] (int2: codes 0..3; int1: bits 0/1; int4: codes 0..15; q8_0: u 0..255)
 // and scales[groups] (fp16 bits).
 using Vnni4RowSource = FunctionRef<void(int64_t row, uint8_t* values, uint16_t* scales)>;
 

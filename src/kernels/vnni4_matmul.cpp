@@ -106,6 +106,7 @@ const char* vnni4_isa_name(Vnni4Isa isa) {
 }
 
 Vnni4Kernel vnni4_kernel(Vnni4Bits bits, Vnni4Isa isa, bool nta_prefetch) {
+  if (bits == Vnni4Bits::Four) return isa == Vnni4Isa::None ? nullptr : int4_linear_gemv_avx2;
   switch (isa) {
     case Vnni4Isa::Avx512Vnni:
       if (!nta_prefetch)

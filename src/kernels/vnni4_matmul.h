@@ -1,4 +1,4 @@
-// The Matmul of the up-convert-and-compute families (int2, int1, q8_0): one
+// The Matmul of the up-convert-and-compute families (int2, int1, q4_0, q8_0): one
 // Vnni4Layout plus the ISA kernel that multiplies a row block by one token.
 #pragma once
 
@@ -67,6 +67,10 @@ void int1_gemv_avx512(const Vnni4Task& t);
 void int1_gemv_avx512_t0(const Vnni4Task& t);
 void int1_gemv_avx_vnni(const Vnni4Task& t);
 void int1_gemv_avx2(const Vnni4Task& t);
+// 4-bit codes as u (Q4_0: nibble, xsum factor -8), plain AVX2 with int16
+// sums; the only int4 kernel so far, run at every ISA level (VNNI variants
+// would need a machine with them to test on).
+void int4_linear_gemv_avx2(const Vnni4Task& t);
 void q8_0_gemv_avx512(const Vnni4Task& t);
 void q8_0_gemv_avx512_t0(const Vnni4Task& t);
 void q8_0_gemv_avx_vnni(const Vnni4Task& t);

@@ -139,6 +139,26 @@ void int2_gemv_int16(const Vnni4Task& t) {
   });
 }
 
+// 4-bit codes taken as u (Q4_0: u = nibble, I = D - 8 S), plain AVX2: a
+// step's 32 bytes per row half are 8 rows x 8 k; the low nibbles meet x[0..3],
+// the high ones x[4..7]. An iteration is two steps (16 k); pair sums are added
+// in int16 for kInt4Int16Steps steps before one vpmaddwd (vnni4_layout.h), as
+// int2's int16 loop does.
+void int4_linear_gemv_int16(const Vnni4Task& t) {
+  const __m256i nibble = _mm256_set1_epi8(0x0f);
+  int16_sum_gemv<2, 128, kInt4Int16Steps / 2>(t, 0, [&](const uint8_t* c, const int8_t* x, __m256i* a) {
+    for (int s = 0; s < 2; ++s) {
+      const __m256i x_lo = broadcast4(x + 8 * s), x_hi = broadcast4(x + 8 * s + 4);
+      for (int h = 0; h < 2; ++h) {
+        const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(c + 64 * s + 32 * h));
+        const __m256i lo = _mm256_and_si256(w, nibble);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), nibble);
+        a[h] = _mm256_add_epi16(a[h], _mm256_add_epi16(_mm256_maddubs_epi16(lo, x_lo), _mm256_maddubs_epi16(hi, x_hi)));
+      }
+    }
+  });
+}
+
 // The paper's 1-bit sequence for 8 rows x 4 k (32 bits): broadcast, in-lane
 // shuffle so byte b holds the byte with bit b, and with bit b's mask, then
 // min(., 1) gives u = bit (the paper's compare + blend, one instruction shorter
@@ -258,6 +278,7 @@ void int2_gemv_avx2(const Vnni4Task& t) { int2_gemv<false>(t); }
 void int2_gemv_avx2_int16(const Vnni4Task& t) { int2_gemv_int16(t); }
 void int2_gemv_avx_vnni(const Vnni4Task& t) { int2_gemv<true>(t); }
 void int1_gemv_avx2(const Vnni4Task& t) { int1_gemv_int16(t); }
+void int4_linear_gemv_avx2(const Vnni4Task& t) { int4_linear_gemv_int16(t); }
 void int1_gemv_avx_vnni(const Vnni4Task& t) { int1_gemv_vnni(t); }
 void q8_0_gemv_avx_vnni(const Vnni4Task& t) { q8_0_gemv(t); }
 
