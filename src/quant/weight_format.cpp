@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "quant/float_formats.h"
 #include "quant/i2s.h"
+#include "quant/iq4_nl.h"
 #include "quant/q1_0.h"
 #include "quant/q2_0.h"
 #include "quant/q4_0.h"
@@ -24,6 +25,7 @@ constexpr std::array kFormats = {
     WeightFormat{GgmlType::BF16, dequantize_row_bf16, quantize_row_bf16, nullptr},
     WeightFormat{GgmlType::Q8_0, dequantize_row_q8_0, quantize_row_q8_0, dot_i8_q8_0},
     WeightFormat{GgmlType::Q4_0, dequantize_row_q4_0, quantize_row_q4_0, dot_i8_q4_0},
+    WeightFormat{GgmlType::IQ4_NL, dequantize_row_iq4_nl, quantize_row_iq4_nl, dot_i8_iq4_nl},
     WeightFormat{GgmlType::Q6_K, dequantize_row_q6_K, quantize_row_q6_K, nullptr},
     WeightFormat{GgmlType::TQ1_0, dequantize_row_tq1_0, quantize_row_tq1_0, dot_i8_tq1_0},
     WeightFormat{GgmlType::TQ2_0, dequantize_row_tq2_0, quantize_row_tq2_0, dot_i8_tq2_0},
