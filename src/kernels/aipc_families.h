@@ -3,6 +3,7 @@
 //         (Q2_0, TQ2_0, I2_S), VNNI4-interleaved, vpshufb up-convert
 //   int1: 1-bit +-1 weights with an fp16 scale per group (Q1_0)
 //   q4_0: Q4_0 row-interleaved two k per byte (the Arm paper's interleaved groups)
+//   iq4_nl: IQ4_NL the same way, its codebook looked up by vpshufb
 //   q8_0: Q8_0 row-interleaved, the int8 baseline of the paper's GEMV figures
 #pragma once
 
@@ -20,6 +21,7 @@ namespace lowbit {
 KernelFamily int2_kernel_family();
 KernelFamily int1_kernel_family();
 KernelFamily q4_0_kernel_family();
+KernelFamily iq4_nl_kernel_family();
 KernelFamily q8_0_kernel_family();
 
 // The int2 kernel for these levels and group at isa (the masking kernel for

@@ -34,6 +34,7 @@ const std::vector<KernelFamily>& kernel_families() {
     f.push_back(int2_kernel_family());
     f.push_back(int1_kernel_family());
     f.push_back(q4_0_kernel_family());
+    f.push_back(iq4_nl_kernel_family());
     f.push_back(q8_0_kernel_family());
     f.push_back(float_kernel_family());
     f.push_back(q6_k_kernel_family());

@@ -129,7 +129,7 @@ struct Vnni4Task {
   const int8_t* x;        // [K] the token's int8 activations
   const int32_t* xsum;    // [groups] S_g
   int32_t xsum_factor;
-  const uint8_t* lut;     // int2 only: [32] u of the low nibble's bits 0-1 (16 bytes), then of bits 2-3
+  const uint8_t* lut;     // int2: [32] u of the low nibble's bits 0-1 (16 bytes), then of bits 2-3; int4 codebook: [16] int8
   float inv;
   float* out;             // [16] y of the block's rows
 };

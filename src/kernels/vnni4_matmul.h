@@ -71,6 +71,9 @@ void int1_gemv_avx2(const Vnni4Task& t);
 // sums; the only int4 kernel so far, run at every ISA level (VNNI variants
 // would need a machine with them to test on).
 void int4_linear_gemv_avx2(const Vnni4Task& t);
+// 4-bit indices into 16 signed int8 values in Vnni4Task::lut (IQ4_NL's
+// codebook, xsum factor 0), plain AVX2 at every ISA level too.
+void int4_lut_gemv_avx2(const Vnni4Task& t);
 void q8_0_gemv_avx512(const Vnni4Task& t);
 void q8_0_gemv_avx512_t0(const Vnni4Task& t);
 void q8_0_gemv_avx_vnni(const Vnni4Task& t);

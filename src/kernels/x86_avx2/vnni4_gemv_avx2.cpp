@@ -159,6 +159,37 @@ void int4_linear_gemv_int16(const Vnni4Task& t) {
   });
 }
 
+// 4-bit indices into a codebook of 16 signed int8 values (IQ4_NL: t.lut,
+// I = D), plain AVX2: vpshufb looks the values up, and vpmaddubsw multiplies
+// |x| (0..128, unsigned) by the value with x's sign (vpsignb), exact for
+// values in [-127, 127]: a pair sum is at most 2 x 128 x 127 = 32512. Two
+// such sums would not fit int16, so each is widened by its own vpmaddwd.
+void int4_lut_gemv_int16(const Vnni4Task& t) {
+  const __m256i nibble = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
+  const __m256i book = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.lut)));
+  const int8_t* x = t.x;
+  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+  for (int64_t g = 0; g < t.groups; ++g) {
+    const uint8_t* c = vnni4_group_codes(t, g);
+    __m256i d[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+    for (int64_t s = 0; s < t.steps_per_group; ++s, c += 64, x += 8) {
+      prefetch(c);
+      const __m256i x_lo = broadcast4(x), x_hi = broadcast4(x + 4);
+      const __m256i ax_lo = _mm256_abs_epi8(x_lo), ax_hi = _mm256_abs_epi8(x_hi);
+      for (int h = 0; h < 2; ++h) {
+        const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(c + 32 * h));
+        const __m256i lo = _mm256_shuffle_epi8(book, _mm256_and_si256(w, nibble));
+        const __m256i hi = _mm256_shuffle_epi8(book, _mm256_and_si256(_mm256_srli_epi16(w, 4), nibble));
+        const __m256i p_lo = _mm256_maddubs_epi16(ax_lo, _mm256_sign_epi8(lo, x_lo));
+        const __m256i p_hi = _mm256_maddubs_epi16(ax_hi, _mm256_sign_epi8(hi, x_hi));
+        d[h] = _mm256_add_epi32(d[h], _mm256_add_epi32(_mm256_madd_epi16(p_lo, ones), _mm256_madd_epi16(p_hi, ones)));
+      }
+    }
+    for (int h = 0; h < 2; ++h) acc[h] = add_group(acc[h], d[h], 0, t, g, h);
+  }
+  store_out(t, acc);
+}
+
 // The paper's 1-bit sequence for 8 rows x 4 k (32 bits): broadcast, in-lane
 // shuffle so byte b holds the byte with bit b, and with bit b's mask, then
 // min(., 1) gives u = bit (the paper's compare + blend, one instruction shorter
@@ -279,6 +310,7 @@ void int2_gemv_avx2_int16(const Vnni4Task& t) { int2_gemv_int16(t); }
 void int2_gemv_avx_vnni(const Vnni4Task& t) { int2_gemv<true>(t); }
 void int1_gemv_avx2(const Vnni4Task& t) { int1_gemv_int16(t); }
 void int4_linear_gemv_avx2(const Vnni4Task& t) { int4_linear_gemv_int16(t); }
+void int4_lut_gemv_avx2(const Vnni4Task& t) { int4_lut_gemv_int16(t); }
 void int1_gemv_avx_vnni(const Vnni4Task& t) { int1_gemv_vnni(t); }
 void q8_0_gemv_avx_vnni(const Vnni4Task& t) { q8_0_gemv(t); }
 

@@ -1,0 +1,51 @@
+// "iq4_nl": IQ4_NL weights (llama.cpp's 4-bit blocks of 32 indexing a fixed
+// non-uniform codebook) row-interleaved 16 at a time in the VNNI4 order, two
+// k per byte (vnni4_layout.h, 4-bit), the indices as stored. The kernel looks
+// the codebook up with vpshufb (the Arm paper's IQ4_NL by table lookup) and
+// multiplies the signed values exactly: the dot is the reference's, bit for bit.
+#include "core/error.h"
+#include "kernels/aipc_families.h"
+#include "kernels/vnni4_matmul.h"
+#include "quant/block_rows.h"
+#include "quant/iq4_nl.h"
+
+namespace lowbit {
+
+namespace {
+
+int iq4_nl_score(const WeightView& w, const CpuFeatures& cpu) {
+  return w.type == GgmlType::IQ4_NL && vnni4_isa(cpu) != Vnni4Isa::None ? 20 : 0;
+}
+
+std::unique_ptr<Matmul> iq4_nl_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
+  if (w.type != GgmlType::IQ4_NL || vnni4_isa(cpu) == Vnni4Isa::None)
+    fail("tensor ", w.name, ": the iq4_nl kernel needs IQ4_NL weights and AVX2 (type ", ggml_type_name(w.type),
+         ", cpu: ", cpu.describe(), ")");
+  const int64_t row_bytes = ggml_row_bytes(w.type, w.cols);
+  constexpr int64_t kHalf = kIq4NlBlockSize / 2;
+  Vnni4Layout layout = pack_vnni4(
+      Vnni4Bits::Four, w.rows, w.cols, kIq4NlBlockSize,
+      [&](int64_t r, uint8_t* u, uint16_t* scales) {
+        for (int64_t g = 0; g < w.cols / kIq4NlBlockSize; ++g) {
+          const auto b = load_block<BlockIq4Nl>(w.data + r * row_bytes, g);
+          scales[g] = b.d;
+          for (int64_t j = 0; j < kHalf; ++j) {
+            u[g * kIq4NlBlockSize + j] = b.qs[j] & 0x0f;
+            u[g * kIq4NlBlockSize + j + kHalf] = b.qs[j] >> 4;
+          }
+        }
+      },
+      pool);
+  Vnni4Spec spec{"iq4_nl/avx2", int4_lut_gemv_avx2, 0, {}, 1.0f, {}};
+  for (int i = 0; i < 16; ++i) spec.lut[static_cast<size_t>(i)] = static_cast<uint8_t>(kIq4NlValues[static_cast<size_t>(i)]);
+  return make_vnni4_matmul(std::move(layout), std::move(spec));
+}
+
+}  // namespace
+
+KernelFamily iq4_nl_kernel_family() {
+  return {"iq4_nl", "IQ4_NL 16-row interleave, codebook by vpshufb, exact signed int8 dot (AVX2)", iq4_nl_score,
+          iq4_nl_make};
+}
+
+}  // namespace lowbit
