@@ -147,6 +147,7 @@ void int2_gemv_int16(const Vnni4Task& t) {
 void int4_linear_gemv_int16(const Vnni4Task& t) {
   const __m256i nibble = _mm256_set1_epi8(0x0f);
   int16_sum_gemv<2, 128, kInt4Int16Steps / 2>(t, 0, [&](const uint8_t* c, const int8_t* x, __m256i* a) {
+    prefetch(c + 64);  // the loop prefetches c: both lines of the iteration (one alone: 0.8x the speed)
     for (int s = 0; s < 2; ++s) {
       const __m256i x_lo = broadcast4(x + 8 * s), x_hi = broadcast4(x + 8 * s + 4);
       for (int h = 0; h < 2; ++h) {
