@@ -1,5 +1,7 @@
 #include "quant/iq4_nl.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "core/half.h"
@@ -11,12 +13,16 @@ namespace {
 
 constexpr int64_t kHalf = kIq4NlBlockSize / 2;
 
-// The index of the codebook value nearest to v (the lower one on a tie).
+// The index of the codebook value nearest to v (the lower one on a tie): the
+// number of midpoints between neighbours that v lies above.
 int nearest_index(float v) {
-  int best = 0;
-  for (int i = 1; i < 16; ++i)
-    if (std::fabs(v - kIq4NlValues[i]) < std::fabs(v - kIq4NlValues[best])) best = i;
-  return best;
+  static const auto midpoints = [] {
+    std::array<float, 15> m{};
+    for (size_t i = 0; i < m.size(); ++i) m[i] = 0.5f * static_cast<float>(kIq4NlValues[i] + kIq4NlValues[i + 1]);
+    return m;
+  }();
+  return static_cast<int>(std::upper_bound(midpoints.begin(), midpoints.end(), v,
+                                           [](float a, float b) { return a <= b; }) - midpoints.begin());
 }
 
 }  // namespace
