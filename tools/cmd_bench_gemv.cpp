@@ -1,8 +1,10 @@
-// `lowbit bench-gemv`: every ternary kernel on the weight matrices of real
+// `lowbit bench-gemv`: every kernel that runs a weight type (ternary I2_S by
+// default; --type for the block formats) on the weight matrices of real
 // models, one token at a time, against the machine's read bandwidth measured
 // in the same run and against the scalar reference. Prints a markdown table
 // (docs/performance.md keeps one).
 #include <algorithm>
+#include <cstring>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -16,6 +18,7 @@
 #include "core/aligned_buffer.h"
 #include "core/cpu_features.h"
 #include "core/error.h"
+#include "core/half.h"
 #include "core/rng.h"
 #include "gemv_timing.h"
 #include "kernels/dispatch.h"
@@ -35,7 +38,13 @@ struct Options {
   int repeats = 10;     // timed calls per row at least (the reference: 2)
   double min_seconds = 0;  // the repeats decide: every call also pays for an eviction
   bool chain = false;      // time copies back to back (gemv_timing.h) instead of single cold calls
+  std::string type = "i2_s";  // the weights' type: i2_s, or a block format whose blocks start with an fp16 scale
 };
+
+// The block formats whose blocks start with an fp16 scale: random bytes are
+// valid weights once each block's scale is set.
+constexpr GgmlType kScaleFirstTypes[] = {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::IQ4_NL, GgmlType::Q2_0,
+                                         GgmlType::Q1_0};
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
@@ -82,6 +91,27 @@ std::vector<uint8_t> random_i2s(int64_t rows, int64_t cols, uint64_t seed) {
   return bytes;
 }
 
+// Random weights of a block format that starts each block with an fp16 scale
+// (every code, small scales).
+std::vector<uint8_t> random_scale_first(GgmlType type, int64_t rows, int64_t cols, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<uint8_t> bytes(static_cast<size_t>(ggml_tensor_bytes(type, rows * cols, cols)));
+  for (auto& b : bytes) b = static_cast<uint8_t>(rng.next_u32());
+  const uint16_t d = float_to_fp16(0.01f);
+  for (size_t off = 0; off < bytes.size(); off += static_cast<size_t>(ggml_type_info(type).block_bytes))
+    std::memcpy(&bytes[off], &d, 2);
+  return bytes;
+}
+
+GgmlType bench_type(const std::string& name) {
+  if (name == "i2_s") return GgmlType::I2_S;
+  for (GgmlType t : kScaleFirstTypes)
+    if (name == ggml_type_name(t)) return t;
+  std::string known = "i2_s";
+  for (GgmlType t : kScaleFirstTypes) known += std::string(", ") + ggml_type_name(t);
+  fail("--type: '", name, "' is not a type bench-gemv makes (known: ", known, ")");
+}
+
 // The family `--kernel auto` gives w (dispatch.h: the highest positive score).
 const KernelFamily* auto_family(const WeightView& w) {
   const KernelFamily* best = nullptr;
@@ -91,6 +121,7 @@ const KernelFamily* auto_family(const WeightView& w) {
 }
 
 int run_bench(const Options& o) {
+  const GgmlType type = bench_type(o.type);
   std::vector<int> threads;
   for (const auto& t : split(o.threads)) threads.push_back(std::stoi(t));
   if (threads.empty()) fail("-t: no thread counts");
@@ -120,8 +151,14 @@ int run_bench(const Options& o) {
   const auto matrices = selected_matrices(o.shapes);
   for (size_t i = 0; i < matrices.size(); ++i) {
     const Matrix& mx = matrices[i];
-    const auto bytes = random_i2s(mx.rows, mx.cols, 1000 + i);
-    const WeightView w{mx.model + " " + mx.shape(), GgmlType::I2_S, mx.rows, mx.cols, bytes.data()};
+    if (mx.cols % ggml_type_info(type).block_size != 0) {
+      std::printf("| %s %s | (K is not a multiple of %s's blocks) | | | | | |\n", mx.model.c_str(), mx.shape().c_str(),
+                  o.type.c_str());
+      continue;
+    }
+    const auto bytes = type == GgmlType::I2_S ? random_i2s(mx.rows, mx.cols, 1000 + i)
+                                              : random_scale_first(type, mx.rows, mx.cols, 1000 + i);
+    const WeightView w{mx.model + " " + mx.shape(), type, mx.rows, mx.cols, bytes.data()};
     Rng rng(7);
     std::vector<float> x(static_cast<size_t>(mx.cols));
     for (auto& v : x) v = static_cast<float>(rng.normal());
@@ -209,13 +246,15 @@ CommandMain setup_bench_gemv(CLI::App& app) {
   app.add_option("--shapes", o->shapes, "comma list of models (bitnet-2b4t, bitnet-large, llama3-8b-1.58) or NxK");
   app.add_option("-r,--repeats", o->repeats, "timed calls per row, at least (ref: 2)")->capture_default_str();
   app.add_option("--min-time", o->min_seconds, "seconds of timed calls per row, at least")->capture_default_str();
+  app.add_option("--type", o->type, "the weights' type: i2_s (random ternary), q8_0, q4_0, iq4_nl, q2_0 or q1_0")
+      ->capture_default_str();
   app.add_flag("--chain", o->chain,
                "time copies of each matrix back to back, as a decode step runs its matrices (-r: passes), instead of "
                "single calls after a cache eviction");
   return [o] { return run_bench(*o); };
 }
 
-const CommandRegistration reg{"bench-gemv", "time the ternary GEMV kernels on real model shapes", setup_bench_gemv};
+const CommandRegistration reg{"bench-gemv", "time the GEMV kernels on real model shapes", setup_bench_gemv};
 
 }  // namespace
 }  // namespace lowbit::tools

@@ -85,5 +85,21 @@ TEST(BenchGemvCommand, TimesSingleCallsAndChains) {
   EXPECT_NE(bad.err.find("nosuch"), std::string::npos) << bad.err;
 }
 
+// --type: the block formats' kernels (here the 4-bit ones) beside ref; a type
+// it cannot make is refused by name.
+TEST(BenchGemvCommand, TimesTheKernelsOfAWeightType) {
+  for (const std::string type : {"q4_0", "iq4_nl"}) {
+    const Outcome o = run_lowbit("bench-gemv --type " + type + " --shapes 640x2560 -t 1 -r 2");
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    EXPECT_TRUE(std::regex_search(o.out, std::regex(R"(\| bitnet-2b4t 640x2560 \| )" + type +
+                                                    R"(/avx2 \| 1 \| [0-9.]+ \| [0-9.]+ \| [0-9]+% \| [0-9.]+ \|)")))
+        << o.out;
+    EXPECT_NE(o.out.find("| ref | 1 |"), std::string::npos) << "ref beside it: " << o.out;
+  }
+  const Outcome bad = run_lowbit("bench-gemv --type q4_k --shapes 640x2560 -t 1");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("q4_k"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace lowbit
