@@ -31,6 +31,10 @@ KernelFamily q8_0_kernel_family();
 Vnni4Kernel int2_kernel(Vnni4Isa isa, const std::array<int8_t, 4>& levels, int64_t group, bool nta_prefetch,
                         std::string* name);
 
+// A Q4_0 or IQ4_NL matrix's 4-bit fields (0..15) and block scales in the
+// 4-bit layout (q4_0_family.cpp).
+Vnni4Layout pack_nibble_blocks(const WeightView& w, ThreadPool& pool);
+
 // Generic 2-bit matrix: source gives each row's codes (0..3) and fp16 scales per
 // group; weight = levels[code] * scale. Throws Error when the levels span more
 // than the ISA can multiply exactly (255; 127 on plain AVX2) or the CPU has no AVX2.

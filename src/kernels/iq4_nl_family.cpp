@@ -6,7 +6,6 @@
 #include "core/error.h"
 #include "kernels/aipc_families.h"
 #include "kernels/vnni4_matmul.h"
-#include "quant/block_rows.h"
 #include "quant/iq4_nl.h"
 
 namespace lowbit {
@@ -21,21 +20,7 @@ std::unique_ptr<Matmul> iq4_nl_make(const WeightView& w, const CpuFeatures& cpu,
   if (w.type != GgmlType::IQ4_NL || vnni4_isa(cpu) == Vnni4Isa::None)
     fail("tensor ", w.name, ": the iq4_nl kernel needs IQ4_NL weights and AVX2 (type ", ggml_type_name(w.type),
          ", cpu: ", cpu.describe(), ")");
-  const int64_t row_bytes = ggml_row_bytes(w.type, w.cols);
-  constexpr int64_t kHalf = kIq4NlBlockSize / 2;
-  Vnni4Layout layout = pack_vnni4(
-      Vnni4Bits::Four, w.rows, w.cols, kIq4NlBlockSize,
-      [&](int64_t r, uint8_t* u, uint16_t* scales) {
-        for (int64_t g = 0; g < w.cols / kIq4NlBlockSize; ++g) {
-          const auto b = load_block<BlockIq4Nl>(w.data + r * row_bytes, g);
-          scales[g] = b.d;
-          for (int64_t j = 0; j < kHalf; ++j) {
-            u[g * kIq4NlBlockSize + j] = b.qs[j] & 0x0f;
-            u[g * kIq4NlBlockSize + j + kHalf] = b.qs[j] >> 4;
-          }
-        }
-      },
-      pool);
+  Vnni4Layout layout = pack_nibble_blocks(w, pool);  // the indices as stored
   Vnni4Spec spec{"iq4_nl/avx2", int4_lut_gemv_avx2, 0, {}, 1.0f, {}};
   for (int i = 0; i < 16; ++i) spec.lut[static_cast<size_t>(i)] = static_cast<uint8_t>(kIq4NlValues[static_cast<size_t>(i)]);
   return make_vnni4_matmul(std::move(layout), std::move(spec));

@@ -7,9 +7,31 @@
 #include "kernels/aipc_families.h"
 #include "kernels/vnni4_matmul.h"
 #include "quant/block_rows.h"
+#include "quant/iq4_nl.h"
 #include "quant/q4_0.h"
 
 namespace lowbit {
+
+// Q4_0's block (IQ4_NL has the same): fp16 d, then byte j holds element j's
+// nibble low and element j + 16's high.
+Vnni4Layout pack_nibble_blocks(const WeightView& w, ThreadPool& pool) {
+  static_assert(sizeof(BlockQ4_0) == sizeof(BlockIq4Nl) && kQ4_0BlockSize == kIq4NlBlockSize);
+  const int64_t row_bytes = ggml_row_bytes(w.type, w.cols);
+  constexpr int64_t kHalf = kQ4_0BlockSize / 2;
+  return pack_vnni4(
+      Vnni4Bits::Four, w.rows, w.cols, kQ4_0BlockSize,
+      [&](int64_t r, uint8_t* u, uint16_t* scales) {
+        for (int64_t g = 0; g < w.cols / kQ4_0BlockSize; ++g) {
+          const auto b = load_block<BlockQ4_0>(w.data + r * row_bytes, g);
+          scales[g] = b.d;
+          for (int64_t j = 0; j < kHalf; ++j) {
+            u[g * kQ4_0BlockSize + j] = b.qs[j] & 0x0f;
+            u[g * kQ4_0BlockSize + j + kHalf] = b.qs[j] >> 4;
+          }
+        }
+      },
+      pool);
+}
 
 namespace {
 
@@ -23,21 +45,7 @@ std::unique_ptr<Matmul> q4_0_make(const WeightView& w, const CpuFeatures& cpu, T
   if (w.type != GgmlType::Q4_0 || kernel == nullptr)
     fail("tensor ", w.name, ": the q4_0 kernel needs Q4_0 weights and AVX2 (type ", ggml_type_name(w.type),
          ", cpu: ", cpu.describe(), ")");
-  const int64_t row_bytes = ggml_row_bytes(w.type, w.cols);
-  constexpr int64_t kHalf = kQ4_0BlockSize / 2;
-  Vnni4Layout layout = pack_vnni4(
-      Vnni4Bits::Four, w.rows, w.cols, kQ4_0BlockSize,
-      [&](int64_t r, uint8_t* u, uint16_t* scales) {
-        for (int64_t g = 0; g < w.cols / kQ4_0BlockSize; ++g) {
-          const auto b = load_block<BlockQ4_0>(w.data + r * row_bytes, g);
-          scales[g] = b.d;
-          for (int64_t j = 0; j < kHalf; ++j) {
-            u[g * kQ4_0BlockSize + j] = b.qs[j] & 0x0f;
-            u[g * kQ4_0BlockSize + j + kHalf] = b.qs[j] >> 4;
-          }
-        }
-      },
-      pool);
+  Vnni4Layout layout = pack_nibble_blocks(w, pool);
   // The kernel is plain AVX2 at every level (vnni4_matmul.h), hence its name.
   return make_vnni4_matmul(std::move(layout), Vnni4Spec{"q4_0/avx2", kernel, -8, {}, 1.0f, {}});
 }

@@ -138,25 +138,21 @@ class CompletionServer : public ::testing::Test {
   }
   static int port() { return server_->port(); }
 
-  // What generate_text gives, greedy, for the prompt (the reference).
-  static std::string greedy_text(const std::string& prompt, int64_t n) {
+  // What generate_text gives, greedy, after prompt (the reference): its tokens,
+  // and its text in *text when asked.
+  static std::vector<int32_t> greedy_ids(const std::vector<int32_t>& prompt, int64_t n, std::string* text = nullptr) {
     Decoder decoder(*model_, *pool_);
     GenerateOptions g;
     g.n_predict = n;
     g.sampling.temperature = 0;
-    std::string text;
-    generate_text(decoder, *tokenizer_, tokenizer_->encode(prompt, tokenizer_->vocab().add_bos, false), g,
-                  [&](std::string_view piece) { text += piece; });
-    return text;
+    return generate_text(decoder, *tokenizer_, prompt, g, [&](std::string_view piece) {
+             if (text != nullptr) *text += piece;
+           }).generated;
   }
-
-  // The greedy tokens generate_text samples after prompt.
-  static std::vector<int32_t> greedy_ids(const std::vector<int32_t>& prompt, int64_t n) {
-    Decoder decoder(*model_, *pool_);
-    GenerateOptions g;
-    g.n_predict = n;
-    g.sampling.temperature = 0;
-    return generate_text(decoder, *tokenizer_, prompt, g, [](std::string_view) {}).generated;
+  static std::string greedy_text(const std::string& prompt, int64_t n) {
+    std::string text;
+    greedy_ids(tokenizer_->encode(prompt, tokenizer_->vocab().add_bos, false), n, &text);
+    return text;
   }
 
   static inline std::unique_ptr<ThreadPool> pool_;
