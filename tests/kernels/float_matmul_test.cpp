@@ -113,53 +113,70 @@ TEST(FloatKernel, FewTokenRowsAreBitwiseIndependentOfGrouping) {
   }
 }
 
-// rows x cols Q6_K weights quantized from normal values with outliers.
-std::vector<uint8_t> random_q6_k_weights(int64_t rows, int64_t cols, uint64_t seed) {
+// rows x cols weights of a k-quant (Q6_K, Q4_K) quantized from normal values
+// with outliers, or (raw) random bytes with small random fp16 super-block
+// scales: every sub-block scale, min and value bit pattern.
+std::vector<uint8_t> random_k_quant_weights(GgmlType type, int64_t rows, int64_t cols, uint64_t seed, bool raw) {
   Rng rng(seed);
   std::vector<float> row(static_cast<size_t>(cols));
-  const int64_t row_bytes = ggml_row_bytes(GgmlType::Q6_K, cols);
+  const int64_t row_bytes = ggml_row_bytes(type, cols);
   std::vector<uint8_t> bytes(static_cast<size_t>(row_bytes * rows));
+  if (raw) {
+    for (auto& b : bytes) b = static_cast<uint8_t>(rng.next_u32());
+    // Q4_K's d and dmin are its first 4 bytes; Q6_K's d its last 2.
+    const int64_t block_bytes = ggml_type_info(type).block_bytes;
+    for (int64_t off = 0; off < static_cast<int64_t>(bytes.size()); off += block_bytes)
+      for (const int64_t at : type == GgmlType::Q4_K ? std::vector<int64_t>{0, 2} : std::vector<int64_t>{block_bytes - 2}) {
+        const uint16_t h = float_to_fp16(static_cast<float>(rng.normal()) * 0.01f);
+        std::memcpy(&bytes[static_cast<size_t>(off + at)], &h, 2);
+      }
+    return bytes;
+  }
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t k = 0; k < cols; ++k) row[k] = static_cast<float>(rng.normal()) * (k % 37 == 3 ? 10.0f : 0.05f);
-    weight_format(GgmlType::Q6_K).quantize_row(row.data(), bytes.data() + r * row_bytes, cols);
+    weight_format(type).quantize_row(row.data(), bytes.data() + r * row_bytes, cols);
   }
   return bytes;
 }
 
-TEST(Q6KKernel, MatchesReferenceAtEveryIsa) {
+// The k-quant families against the reference: the same dequantized weights,
+// so only float summation order differs.
+TEST(KQuantKernels, MatchReferenceAtEveryIsa) {
   ThreadPool pool(2);
   const auto variants = isa_variants();
-  ASSERT_FALSE(variants.empty()) << "this CPU has no AVX2: the q6_k family cannot run";
-  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{1, 256}, {5, 512}, {17, 2560}}) {
-    const auto w = random_q6_k_weights(rows, cols, static_cast<uint64_t>(rows + cols));
-    const WeightView view{"w", GgmlType::Q6_K, rows, cols, w.data()};
-    const auto ref = make_reference_matmul(view);
-    std::vector<float> row(static_cast<size_t>(cols));
-    for (int64_t tokens : {1, 2, 4, 7}) {
-      const auto x = random_activations(tokens, cols, static_cast<uint64_t>(3 * tokens + cols));
-      ActivationBatch in(tokens, cols);
-      in.set(x.data(), tokens, cols);
-      std::vector<float> want(static_cast<size_t>(tokens * rows));
-      ref->forward(in, want.data(), pool);
-      for (const auto& v : variants) {
-        const auto kernel = find_kernel_family("q6_k")->make(view, v.cpu, pool);
-        std::vector<float> got(want.size(), NAN);
-        kernel->forward(in, got.data(), pool);
-        for (int64_t t = 0; t < tokens; ++t) {
-          for (int64_t r = 0; r < rows; ++r) {
-            weight_format(GgmlType::Q6_K).dequantize_row(w.data() + r * ggml_row_bytes(GgmlType::Q6_K, cols),
-                                                         row.data(), cols);
-            double mag = 0;
-            for (int64_t k = 0; k < cols; ++k) mag += std::fabs(row[k] * x[t * cols + k]);
-            const size_t i = static_cast<size_t>(t * rows + r);
-            ASSERT_NEAR(got[i], want[i], 1e-5 * mag + 1e-30)
-                << kernel->kernel_name() << " " << rows << "x" << cols << " tokens " << tokens << " at (" << t
-                << ", " << r << ")";
+  ASSERT_FALSE(variants.empty()) << "this CPU has no AVX2: the k-quant families cannot run";
+  for (const auto& [type, family] : std::vector<std::pair<GgmlType, std::string>>{{GgmlType::Q6_K, "q6_k"},
+                                                                                   {GgmlType::Q4_K, "q4_k"}})
+    for (const bool raw : {false, true})
+      for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{1, 256}, {5, 512}, {17, 2560}}) {
+        const auto w = random_k_quant_weights(type, rows, cols, static_cast<uint64_t>(rows + cols), raw);
+        const WeightView view{"w", type, rows, cols, w.data()};
+        const auto ref = make_reference_matmul(view);
+        std::vector<float> row(static_cast<size_t>(cols));
+        for (int64_t tokens : {1, 2, 4, 7}) {
+          const auto x = random_activations(tokens, cols, static_cast<uint64_t>(3 * tokens + cols));
+          ActivationBatch in(tokens, cols);
+          in.set(x.data(), tokens, cols);
+          std::vector<float> want(static_cast<size_t>(tokens * rows));
+          ref->forward(in, want.data(), pool);
+          for (const auto& v : variants) {
+            const auto kernel = find_kernel_family(family)->make(view, v.cpu, pool);
+            std::vector<float> got(want.size(), NAN);
+            kernel->forward(in, got.data(), pool);
+            for (int64_t t = 0; t < tokens; ++t) {
+              for (int64_t r = 0; r < rows; ++r) {
+                weight_format(type).dequantize_row(w.data() + r * ggml_row_bytes(type, cols), row.data(), cols);
+                double mag = 0;
+                for (int64_t k = 0; k < cols; ++k) mag += std::fabs(row[k] * x[t * cols + k]);
+                const size_t i = static_cast<size_t>(t * rows + r);
+                ASSERT_NEAR(got[i], want[i], 1e-5 * mag + 1e-30)
+                    << kernel->kernel_name() << (raw ? " raw " : " ") << rows << "x" << cols << " tokens " << tokens
+                    << " at (" << t << ", " << r << ")";
+              }
+            }
           }
         }
       }
-    }
-  }
 }
 
 TEST(FloatKernel, AutoPicksItForFloatHeadsOnly) {
@@ -170,6 +187,8 @@ TEST(FloatKernel, AutoPicksItForFloatHeadsOnly) {
   EXPECT_EQ(find_kernel_family("f16")->score({"w", GgmlType::Q8_0, 8, 64, nullptr}, cpu_features()), 0);
   EXPECT_EQ(find_kernel_family("f16")->score({"w", GgmlType::Q6_K, 8, 256, nullptr}, cpu_features()), 0);
   EXPECT_GT(find_kernel_family("q6_k")->score({"w", GgmlType::Q6_K, 8, 256, nullptr}, cpu_features()), 1);
+  EXPECT_GT(find_kernel_family("q4_k")->score({"w", GgmlType::Q4_K, 8, 256, nullptr}, cpu_features()), 1);
+  EXPECT_EQ(find_kernel_family("q4_k")->score({"w", GgmlType::Q6_K, 8, 256, nullptr}, cpu_features()), 0);
   CpuFeatures none;
   EXPECT_EQ(find_kernel_family("f16")->score({"w", GgmlType::F16, 8, 64, nullptr}, none), 0);
 }

@@ -1,0 +1,100 @@
+#include "quant/q4_k.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/half.h"
+#include "quant/block_rows.h"
+
+namespace lowbit {
+
+void q4_k_scale_min(const uint8_t* scales, int j, int* sc, int* m) {
+  if (j < 4) {
+    *sc = scales[j] & 63;
+    *m = scales[j + 4] & 63;
+  } else {
+    *sc = (scales[j + 4] & 15) | (scales[j - 4] >> 6) << 4;
+    *m = (scales[j + 4] >> 4) | (scales[j] >> 6) << 4;
+  }
+}
+
+void unpack_q4_k_values(const BlockQ4_K& b, uint8_t* v) {
+  for (int p = 0; p < 4; ++p)
+    for (int l = 0; l < 32; ++l) {
+      v[64 * p + l] = b.qs[32 * p + l] & 15;
+      v[64 * p + 32 + l] = b.qs[32 * p + l] >> 4;
+    }
+}
+
+void dequantize_row_q4_K(const uint8_t* row, float* dst, int64_t n) {
+  check_row_length("q4_K", n, kQ4_KBlockSize);
+  uint8_t v[kQ4_KBlockSize];
+  for (int64_t i = 0; i < n / kQ4_KBlockSize; ++i) {
+    const auto b = load_block<BlockQ4_K>(row, i);
+    unpack_q4_k_values(b, v);
+    const float d = fp16_to_float(b.d), dmin = fp16_to_float(b.dmin);
+    for (int j = 0; j < 8; ++j) {
+      int sc, m;
+      q4_k_scale_min(b.scales, j, &sc, &m);
+      const float step = d * static_cast<float>(sc), offset = dmin * static_cast<float>(m);
+      for (int l = 0; l < 32; ++l) {
+        const float product = step * static_cast<float>(v[32 * j + l]);
+        dst[i * kQ4_KBlockSize + 32 * j + l] = product - offset;
+      }
+    }
+  }
+}
+
+namespace {
+
+// The smallest fp16 value >= x (x >= 0, finite).
+float fp16_at_least(float x) {
+  float h = fp16_to_float(float_to_fp16(x));
+  while (h < x) h = fp16_to_float(static_cast<uint16_t>(float_to_fp16(h) + 1));
+  return h;
+}
+
+}  // namespace
+
+void quantize_row_q4_K(const float* src, uint8_t* row, int64_t n) {
+  check_row_length("q4_K", n, kQ4_KBlockSize);
+  for (int64_t i = 0; i < n / kQ4_KBlockSize; ++i) {
+    const float* x = src + i * kQ4_KBlockSize;  // [256]
+    float step[8], offset[8], max_step = 0.0f, max_offset = 0.0f;
+    for (int j = 0; j < 8; ++j) {
+      const float* s = x + 32 * j;
+      const float lo = std::min(0.0f, *std::min_element(s, s + 32)), hi = *std::max_element(s, s + 32);
+      step[j] = (hi - lo) / 15.0f;
+      offset[j] = -lo;
+      max_step = std::max(max_step, step[j]);
+      max_offset = std::max(max_offset, offset[j]);
+    }
+    const float d = fp16_at_least(std::min(max_step / 63.0f, 65504.0f));
+    const float dmin = fp16_at_least(std::min(max_offset / 63.0f, 65504.0f));
+    BlockQ4_K b{};
+    b.d = float_to_fp16(d);
+    b.dmin = float_to_fp16(dmin);
+    int sc[8], m[8];
+    for (int j = 0; j < 8; ++j) {
+      sc[j] = d > 0 ? std::min(63, static_cast<int>(std::ceil(step[j] / d))) : 0;
+      m[j] = dmin > 0 ? std::min(63, static_cast<int>(std::lround(offset[j] / dmin))) : 0;
+    }
+    for (int j = 0; j < 4; ++j) {
+      b.scales[j] = static_cast<uint8_t>((sc[j] & 63) | (sc[j + 4] >> 4) << 6);
+      b.scales[j + 4] = static_cast<uint8_t>((m[j] & 63) | (m[j + 4] >> 4) << 6);
+      b.scales[j + 8] = static_cast<uint8_t>((sc[j + 4] & 15) | (m[j + 4] & 15) << 4);
+    }
+    for (int j = 0; j < 8; ++j) {
+      const float st = d * static_cast<float>(sc[j]), off = dmin * static_cast<float>(m[j]);
+      for (int l = 0; l < 32; ++l) {
+        const int q = st > 0 ? static_cast<int>(std::lround((x[32 * j + l] + off) / st)) : 0;
+        const uint8_t v = static_cast<uint8_t>(std::clamp(q, 0, 15));
+        uint8_t& byte = b.qs[32 * (j / 2) + l];
+        byte = static_cast<uint8_t>(j % 2 ? (byte & 15) | v << 4 : (byte & 0xf0) | v);
+      }
+    }
+    store_block(row, i, b);
+  }
+}
+
+}  // namespace lowbit

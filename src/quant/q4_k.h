@@ -1,0 +1,40 @@
+// Q4_K (ggml type 12), exactly llama.cpp's layout: the 4-bit k-quant that
+// most "Q4_K_M" files hold. Blocks of 256 elements, 144 bytes:
+//   d, dmin   fp16 super-block scales
+//   scales[12]  eight 6-bit sub-block scales sc[j] and mins m[j]:
+//     j < 4:  sc = scales[j] & 63,  m = scales[j + 4] & 63
+//     j >= 4: sc = (scales[j + 4] & 15) | (scales[j - 4] >> 6) << 4,
+//             m  = (scales[j + 4] >> 4) | (scales[j] >> 6) << 4
+//   qs[128]   per 64 elements p (32 bytes at qs + 32p): the low nibbles are
+//             sub-block 2p's 32 values, the high nibbles sub-block 2p + 1's
+// element = (d * sc[j]) * q - (dmin * m[j]), each product rounded to float.
+#pragma once
+
+#include <cstdint>
+
+namespace lowbit {
+
+constexpr int64_t kQ4_KBlockSize = 256;
+
+struct BlockQ4_K {
+  uint16_t d;                          // fp16 scale of the sub-block scales
+  uint16_t dmin;                       // fp16 scale of the sub-block mins
+  uint8_t scales[12];                  // 6-bit sc[8] and m[8], packed as above
+  uint8_t qs[kQ4_KBlockSize / 2];      // [128] 4-bit values
+};
+static_assert(sizeof(BlockQ4_K) == 144, "Q4_K block is 144 bytes in GGUF");
+
+// Sub-block j's (0..7) 6-bit scale and min.
+void q4_k_scale_min(const uint8_t* scales, int j, int* sc, int* m);
+// The block's 256 4-bit values (0..15) in element order.
+void unpack_q4_k_values(const BlockQ4_K& b, uint8_t* v);
+
+void dequantize_row_q4_K(const uint8_t* row, float* dst, int64_t n);
+// A plain quantizer (not llama.cpp's weighted search; files differ from
+// llama-quantize's but read the same): per sub-block of 32 the step
+// (max - min') / 15 and offset -min' (min' = min(min, 0)); d and dmin are the
+// largest step and offset over 63, rounded up in fp16; sc[j] = ceil(step_j / d),
+// m[j] = round(offset_j / dmin), values round((x + dmin m[j]) / (d sc[j])) in 0..15.
+void quantize_row_q4_K(const float* src, uint8_t* row, int64_t n);
+
+}  // namespace lowbit
