@@ -5,7 +5,7 @@
 // into memory the kernel owns (huge pages).
 //   f16:  F16, BF16 and F32 rows
 //   q6_k: Q6_K rows (6.56 bits a weight), unpacked and dequantized in registers
-//   q4_k: Q4_K rows (4.5 bits a weight, the k-quant of "Q4_K_M" files), the same way
+//   q4_k: Q4_K and Q5_K rows (4.5 / 5.5 bits a weight: "Q4_K_M", "Q5_K_M" files), the same way
 #pragma once
 
 #include "kernels/dispatch.h"

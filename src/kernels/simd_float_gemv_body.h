@@ -6,7 +6,7 @@
 
 #include "kernels/float_tile_dots.h"
 #include "kernels/read_streams.h"
-#include "kernels/simd_q4_k_body.h"
+#include "kernels/simd_k_quant_body.h"
 #include "kernels/simd_q6_k_body.h"
 
 namespace lowbit::simd {
@@ -255,7 +255,8 @@ FloatTileDots float_tile_dots_for(GgmlType type, bool prefetch) {
     case GgmlType::F32: return prefetch ? float_tile_dots<S, F32Row<S>, true> : float_tile_dots<S, F32Row<S>, false>;
     case GgmlType::F16: return prefetch ? float_tile_dots<S, F16Row<S>, true> : float_tile_dots<S, F16Row<S>, false>;
     case GgmlType::BF16: return prefetch ? float_tile_dots<S, Bf16Row<S>, true> : float_tile_dots<S, Bf16Row<S>, false>;
-    case GgmlType::Q4_K: return q4_k_tile_dots<S>;
+    case GgmlType::Q4_K: return k_quant_tile_dots<S, Q4KValues>;
+    case GgmlType::Q5_K: return k_quant_tile_dots<S, Q5KValues>;
     case GgmlType::Q6_K: return q6_k_tile_dots<S>;
     default: return nullptr;
   }

@@ -56,43 +56,47 @@ float fp16_at_least(float x) {
 
 }  // namespace
 
+void quantize_k_block(const float* x, int max_q, uint16_t* d16, uint16_t* dmin16, uint8_t* scales, uint8_t* q) {
+  float step[8], offset[8], max_step = 0.0f, max_offset = 0.0f;
+  for (int j = 0; j < 8; ++j) {
+    const float* s = x + 32 * j;
+    const float lo = std::min(0.0f, *std::min_element(s, s + 32)), hi = *std::max_element(s, s + 32);
+    step[j] = (hi - lo) / static_cast<float>(max_q);
+    offset[j] = -lo;
+    max_step = std::max(max_step, step[j]);
+    max_offset = std::max(max_offset, offset[j]);
+  }
+  const float d = fp16_at_least(std::min(max_step / 63.0f, 65504.0f));
+  const float dmin = fp16_at_least(std::min(max_offset / 63.0f, 65504.0f));
+  *d16 = float_to_fp16(d);
+  *dmin16 = float_to_fp16(dmin);
+  int sc[8], m[8];
+  for (int j = 0; j < 8; ++j) {
+    sc[j] = d > 0 ? std::min(63, static_cast<int>(std::ceil(step[j] / d))) : 0;
+    m[j] = dmin > 0 ? std::min(63, static_cast<int>(std::lround(offset[j] / dmin))) : 0;
+  }
+  for (int j = 0; j < 4; ++j) {
+    scales[j] = static_cast<uint8_t>((sc[j] & 63) | (sc[j + 4] >> 4) << 6);
+    scales[j + 4] = static_cast<uint8_t>((m[j] & 63) | (m[j + 4] >> 4) << 6);
+    scales[j + 8] = static_cast<uint8_t>((sc[j + 4] & 15) | (m[j + 4] & 15) << 4);
+  }
+  for (int j = 0; j < 8; ++j) {
+    const float st = d * static_cast<float>(sc[j]), off = dmin * static_cast<float>(m[j]);
+    for (int l = 0; l < 32; ++l) {
+      const int v = st > 0 ? static_cast<int>(std::lround((x[32 * j + l] + off) / st)) : 0;
+      q[32 * j + l] = static_cast<uint8_t>(std::clamp(v, 0, max_q));
+    }
+  }
+}
+
 void quantize_row_q4_K(const float* src, uint8_t* row, int64_t n) {
   check_row_length("q4_K", n, kQ4_KBlockSize);
+  uint8_t q[kQ4_KBlockSize];
   for (int64_t i = 0; i < n / kQ4_KBlockSize; ++i) {
-    const float* x = src + i * kQ4_KBlockSize;  // [256]
-    float step[8], offset[8], max_step = 0.0f, max_offset = 0.0f;
-    for (int j = 0; j < 8; ++j) {
-      const float* s = x + 32 * j;
-      const float lo = std::min(0.0f, *std::min_element(s, s + 32)), hi = *std::max_element(s, s + 32);
-      step[j] = (hi - lo) / 15.0f;
-      offset[j] = -lo;
-      max_step = std::max(max_step, step[j]);
-      max_offset = std::max(max_offset, offset[j]);
-    }
-    const float d = fp16_at_least(std::min(max_step / 63.0f, 65504.0f));
-    const float dmin = fp16_at_least(std::min(max_offset / 63.0f, 65504.0f));
     BlockQ4_K b{};
-    b.d = float_to_fp16(d);
-    b.dmin = float_to_fp16(dmin);
-    int sc[8], m[8];
-    for (int j = 0; j < 8; ++j) {
-      sc[j] = d > 0 ? std::min(63, static_cast<int>(std::ceil(step[j] / d))) : 0;
-      m[j] = dmin > 0 ? std::min(63, static_cast<int>(std::lround(offset[j] / dmin))) : 0;
-    }
-    for (int j = 0; j < 4; ++j) {
-      b.scales[j] = static_cast<uint8_t>((sc[j] & 63) | (sc[j + 4] >> 4) << 6);
-      b.scales[j + 4] = static_cast<uint8_t>((m[j] & 63) | (m[j + 4] >> 4) << 6);
-      b.scales[j + 8] = static_cast<uint8_t>((sc[j + 4] & 15) | (m[j + 4] & 15) << 4);
-    }
-    for (int j = 0; j < 8; ++j) {
-      const float st = d * static_cast<float>(sc[j]), off = dmin * static_cast<float>(m[j]);
-      for (int l = 0; l < 32; ++l) {
-        const int q = st > 0 ? static_cast<int>(std::lround((x[32 * j + l] + off) / st)) : 0;
-        const uint8_t v = static_cast<uint8_t>(std::clamp(q, 0, 15));
-        uint8_t& byte = b.qs[32 * (j / 2) + l];
-        byte = static_cast<uint8_t>(j % 2 ? (byte & 15) | v << 4 : (byte & 0xf0) | v);
-      }
-    }
+    quantize_k_block(src + i * kQ4_KBlockSize, 15, &b.d, &b.dmin, b.scales, q);
+    for (int p = 0; p < 4; ++p)
+      for (int l = 0; l < 32; ++l) b.qs[32 * p + l] = static_cast<uint8_t>(q[64 * p + l] | q[64 * p + 32 + l] << 4);
     store_block(row, i, b);
   }
 }

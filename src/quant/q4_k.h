@@ -24,17 +24,22 @@ struct BlockQ4_K {
 };
 static_assert(sizeof(BlockQ4_K) == 144, "Q4_K block is 144 bytes in GGUF");
 
-// Sub-block j's (0..7) 6-bit scale and min.
+// Sub-block j's (0..7) 6-bit scale and min (Q4_K's and Q5_K's scales[12]).
 void q4_k_scale_min(const uint8_t* scales, int j, int* sc, int* m);
+
+// The plain quantizer of Q4_K and Q5_K for one block of 256: per sub-block
+// of 32 the step (max - min') / max_q and offset -min' (min' = min(min, 0));
+// d and dmin are the largest step and offset over 63, rounded up in fp16
+// (at most fp16's largest finite value); sc[j] = ceil(step_j / d),
+// m[j] = round(offset_j / dmin), values round((x + dmin m[j]) / (d sc[j]))
+// in 0..max_q. Writes d, dmin, the packed scales[12] and q[256].
+void quantize_k_block(const float* x, int max_q, uint16_t* d, uint16_t* dmin, uint8_t* scales, uint8_t* q);
 // The block's 256 4-bit values (0..15) in element order.
 void unpack_q4_k_values(const BlockQ4_K& b, uint8_t* v);
 
 void dequantize_row_q4_K(const uint8_t* row, float* dst, int64_t n);
-// A plain quantizer (not llama.cpp's weighted search; files differ from
-// llama-quantize's but read the same): per sub-block of 32 the step
-// (max - min') / 15 and offset -min' (min' = min(min, 0)); d and dmin are the
-// largest step and offset over 63, rounded up in fp16; sc[j] = ceil(step_j / d),
-// m[j] = round(offset_j / dmin), values round((x + dmin m[j]) / (d sc[j])) in 0..15.
+// quantize_k_block with values 0..15: a plain quantizer, not llama.cpp's
+// weighted search (files differ from llama-quantize's but read the same).
 void quantize_row_q4_K(const float* src, uint8_t* row, int64_t n);
 
 }  // namespace lowbit

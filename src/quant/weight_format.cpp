@@ -10,6 +10,7 @@
 #include "quant/q2_0.h"
 #include "quant/q4_0.h"
 #include "quant/q4_k.h"
+#include "quant/q5_k.h"
 #include "quant/q6_k.h"
 #include "quant/q8_0.h"
 #include "quant/tq1_0.h"
@@ -28,6 +29,7 @@ constexpr std::array kFormats = {
     WeightFormat{GgmlType::Q4_0, dequantize_row_q4_0, quantize_row_q4_0, dot_i8_q4_0},
     WeightFormat{GgmlType::IQ4_NL, dequantize_row_iq4_nl, quantize_row_iq4_nl, dot_i8_iq4_nl},
     WeightFormat{GgmlType::Q4_K, dequantize_row_q4_K, quantize_row_q4_K, nullptr},
+    WeightFormat{GgmlType::Q5_K, dequantize_row_q5_K, quantize_row_q5_K, nullptr},
     WeightFormat{GgmlType::Q6_K, dequantize_row_q6_K, quantize_row_q6_K, nullptr},
     WeightFormat{GgmlType::TQ1_0, dequantize_row_tq1_0, quantize_row_tq1_0, dot_i8_tq1_0},
     WeightFormat{GgmlType::TQ2_0, dequantize_row_tq2_0, quantize_row_tq2_0, dot_i8_tq2_0},

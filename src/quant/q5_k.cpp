@@ -1,0 +1,52 @@
+#include "quant/q5_k.h"
+
+#include "core/half.h"
+#include "quant/block_rows.h"
+#include "quant/q4_k.h"
+
+namespace lowbit {
+
+void unpack_q5_k_values(const BlockQ5_K& b, uint8_t* v) {
+  for (int p = 0; p < 4; ++p)
+    for (int l = 0; l < 32; ++l) {
+      v[64 * p + l] = static_cast<uint8_t>((b.qs[32 * p + l] & 15) | ((b.qh[l] >> (2 * p)) & 1) << 4);
+      v[64 * p + 32 + l] = static_cast<uint8_t>((b.qs[32 * p + l] >> 4) | ((b.qh[l] >> (2 * p + 1)) & 1) << 4);
+    }
+}
+
+void dequantize_row_q5_K(const uint8_t* row, float* dst, int64_t n) {
+  check_row_length("q5_K", n, kQ5_KBlockSize);
+  uint8_t v[kQ5_KBlockSize];
+  for (int64_t i = 0; i < n / kQ5_KBlockSize; ++i) {
+    const auto b = load_block<BlockQ5_K>(row, i);
+    unpack_q5_k_values(b, v);
+    const float d = fp16_to_float(b.d), dmin = fp16_to_float(b.dmin);
+    for (int j = 0; j < 8; ++j) {
+      int sc, m;
+      q4_k_scale_min(b.scales, j, &sc, &m);
+      const float step = d * static_cast<float>(sc), offset = dmin * static_cast<float>(m);
+      for (int l = 0; l < 32; ++l) {
+        const float product = step * static_cast<float>(v[32 * j + l]);
+        dst[i * kQ5_KBlockSize + 32 * j + l] = product - offset;
+      }
+    }
+  }
+}
+
+void quantize_row_q5_K(const float* src, uint8_t* row, int64_t n) {
+  check_row_length("q5_K", n, kQ5_KBlockSize);
+  uint8_t q[kQ5_KBlockSize];
+  for (int64_t i = 0; i < n / kQ5_KBlockSize; ++i) {
+    BlockQ5_K b{};
+    quantize_k_block(src + i * kQ5_KBlockSize, 31, &b.d, &b.dmin, b.scales, q);
+    for (int p = 0; p < 4; ++p)
+      for (int l = 0; l < 32; ++l) {
+        const uint8_t lo = q[64 * p + l], hi = q[64 * p + 32 + l];
+        b.qs[32 * p + l] = static_cast<uint8_t>((lo & 15) | (hi & 15) << 4);
+        b.qh[l] = static_cast<uint8_t>(b.qh[l] | (lo >> 4) << (2 * p) | (hi >> 4) << (2 * p + 1));
+      }
+    store_block(row, i, b);
+  }
+}
+
+}  // namespace lowbit
