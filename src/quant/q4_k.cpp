@@ -26,22 +26,26 @@ void unpack_q4_k_values(const BlockQ4_K& b, uint8_t* v) {
     }
 }
 
+void dequantize_k_block(uint16_t d16, uint16_t dmin16, const uint8_t* scales, const uint8_t* v, float* dst) {
+  const float d = fp16_to_float(d16), dmin = fp16_to_float(dmin16);
+  for (int j = 0; j < 8; ++j) {
+    int sc, m;
+    q4_k_scale_min(scales, j, &sc, &m);
+    const float step = d * static_cast<float>(sc), offset = dmin * static_cast<float>(m);
+    for (int l = 0; l < 32; ++l) {
+      const float product = step * static_cast<float>(v[32 * j + l]);
+      dst[32 * j + l] = product - offset;
+    }
+  }
+}
+
 void dequantize_row_q4_K(const uint8_t* row, float* dst, int64_t n) {
   check_row_length("q4_K", n, kQ4_KBlockSize);
   uint8_t v[kQ4_KBlockSize];
   for (int64_t i = 0; i < n / kQ4_KBlockSize; ++i) {
     const auto b = load_block<BlockQ4_K>(row, i);
     unpack_q4_k_values(b, v);
-    const float d = fp16_to_float(b.d), dmin = fp16_to_float(b.dmin);
-    for (int j = 0; j < 8; ++j) {
-      int sc, m;
-      q4_k_scale_min(b.scales, j, &sc, &m);
-      const float step = d * static_cast<float>(sc), offset = dmin * static_cast<float>(m);
-      for (int l = 0; l < 32; ++l) {
-        const float product = step * static_cast<float>(v[32 * j + l]);
-        dst[i * kQ4_KBlockSize + 32 * j + l] = product - offset;
-      }
-    }
+    dequantize_k_block(b.d, b.dmin, b.scales, v, dst + i * kQ4_KBlockSize);
   }
 }
 

@@ -38,6 +38,9 @@ void quantize_k_block(const float* x, int max_q, uint16_t* d, uint16_t* dmin, ui
 void unpack_q4_k_values(const BlockQ4_K& b, uint8_t* v);
 
 void dequantize_row_q4_K(const uint8_t* row, float* dst, int64_t n);
+// One Q4_K or Q5_K block's 256 elements from its d, dmin, scales[12] and
+// unpacked values (0..15 or 0..31): the dequantization both formats share.
+void dequantize_k_block(uint16_t d, uint16_t dmin, const uint8_t* scales, const uint8_t* v, float* dst);
 // quantize_k_block with values 0..15: a plain quantizer, not llama.cpp's
 // weighted search (files differ from llama-quantize's but read the same).
 void quantize_row_q4_K(const float* src, uint8_t* row, int64_t n);

@@ -20,16 +20,7 @@ void dequantize_row_q5_K(const uint8_t* row, float* dst, int64_t n) {
   for (int64_t i = 0; i < n / kQ5_KBlockSize; ++i) {
     const auto b = load_block<BlockQ5_K>(row, i);
     unpack_q5_k_values(b, v);
-    const float d = fp16_to_float(b.d), dmin = fp16_to_float(b.dmin);
-    for (int j = 0; j < 8; ++j) {
-      int sc, m;
-      q4_k_scale_min(b.scales, j, &sc, &m);
-      const float step = d * static_cast<float>(sc), offset = dmin * static_cast<float>(m);
-      for (int l = 0; l < 32; ++l) {
-        const float product = step * static_cast<float>(v[32 * j + l]);
-        dst[i * kQ5_KBlockSize + 32 * j + l] = product - offset;
-      }
-    }
+    dequantize_k_block(b.d, b.dmin, b.scales, v, dst + i * kQ5_KBlockSize);
   }
 }
 
