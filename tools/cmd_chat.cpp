@@ -36,8 +36,8 @@ int chat(const ChatOptions& o) {
   g.n_predict = o.n_predict;
   g.sampling = o.sampling;
   if (!o.seed_given) g.sampling.seed = static_cast<uint64_t>(std::time(nullptr));
-  std::fprintf(stderr, "lowbit: chat (format %s); one line per turn, end with Ctrl-D\n",
-               chat_format_name(detect_chat_format(*lm.model, lm.tokenizer->vocab())));
+  const ChatFormat format = detect_chat_format(*lm.model, lm.tokenizer->vocab());  // once: it may scan the vocabulary
+  std::fprintf(stderr, "lowbit: chat (format %s); one line per turn, end with Ctrl-D\n", chat_format_name(format));
   // The conversation as the model has seen it: its text and its tokens (the
   // replies as sampled, not re-tokenized), so each turn's prompt extends the
   // last one and the whole cache is reused.
@@ -48,7 +48,7 @@ int chat(const ChatOptions& o) {
     if (!std::getline(std::cin, line)) break;
     if (line.empty()) continue;
     messages.push_back({"user", line});
-    const std::string text = render_chat(*lm.model, lm.tokenizer->vocab(), messages);
+    const std::string text = render_chat(format, messages);
     if (!prompt.empty() && text.rfind(seen_text, 0) == 0) {
       const auto more = lm.tokenizer->encode(text.substr(seen_text.size()), false, /*parse_special=*/true);
       prompt.insert(prompt.end(), more.begin(), more.end());

@@ -37,7 +37,7 @@ int serve(const ServeOptions& o) {
                "lowbit: serving %s on http://%s:%d (POST /v1/completions, /v1/chat/completions), %d request%s at "
                "once, chat format %s\n",
                name.c_str(), o.host.c_str(), server.port(), o.batching.n_slots, o.batching.n_slots > 1 ? "s" : "",
-               chat_format_name(detect_chat_format(*lm.model, lm.tokenizer->vocab())));
+               chat_format_name(service.chat_format()));
   server.serve([&](const HttpRequest& req, HttpResponder& out) { service.handle(req, out); });
   g_server = nullptr;
   std::fprintf(stderr, "lowbit: server stopped\n");

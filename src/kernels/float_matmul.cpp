@@ -12,7 +12,7 @@ namespace {
 
 bool is_float_type(GgmlType t) { return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16; }
 bool is_q6_k(GgmlType t) { return t == GgmlType::Q6_K; }
-bool is_q4_k(GgmlType t) { return t == GgmlType::Q4_K || t == GgmlType::Q5_K; }
+bool is_q4_k_or_q5_k(GgmlType t) { return t == GgmlType::Q4_K || t == GgmlType::Q5_K; }
 
 class FloatMatmul final : public Matmul {
  public:
@@ -108,8 +108,8 @@ KernelFamily q6_k_kernel_family() {
 
 KernelFamily q4_k_kernel_family() {
   return {"q4_k", "Q4_K / Q5_K dequantized in registers x float, float accumulation (AVX2+F16C / AVX-512)",
-          score<is_q4_k>, [](const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
-            return make<is_q4_k>(w, cpu, pool, "q4_k", "Q4_K or Q5_K");
+          score<is_q4_k_or_q5_k>, [](const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
+            return make<is_q4_k_or_q5_k>(w, cpu, pool, "q4_k", "Q4_K or Q5_K");
           }};
 }
 

@@ -80,8 +80,4 @@ std::string render_chat(ChatFormat format, const std::vector<ChatMessage>& messa
   return text + "assistant:";
 }
 
-std::string render_chat(const Model& model, const Vocab& vocab, const std::vector<ChatMessage>& messages) {
-  return render_chat(detect_chat_format(model, vocab), messages);
-}
-
 }  // namespace lowbit

@@ -37,7 +37,7 @@ ChatFormat detect_chat_format(Architecture arch, std::string_view chat_template,
 ChatFormat detect_chat_format(const Model& model, const Vocab& vocab);
 
 // Special tokens are written as text: encode the result with parse_special.
+// Detect the format once per model: detection may scan the vocabulary.
 std::string render_chat(ChatFormat format, const std::vector<ChatMessage>& messages);
-std::string render_chat(const Model& model, const Vocab& vocab, const std::vector<ChatMessage>& messages);
 
 }  // namespace lowbit

@@ -50,7 +50,6 @@ struct CompletionService::Completion {
   size_t sent = 0, sent_tokens = 0;  // a stream's text and tokens already sent
   bool stopped = false;              // a stop string ended it
   bool gone = false;                 // the stream's client left
-  int64_t n_prompt = 0;
   BatchedResult result;
 };
 
@@ -59,10 +58,11 @@ CompletionService::CompletionService(const Model& model, const Tokenizer& tokeni
     : model_(model),
       tokenizer_(tokenizer),
       model_name_(std::move(model_name)),
+      chat_format_(detect_chat_format(model, tokenizer.vocab())),
       generator_(model, tokenizer, pool, batching) {}
 
 std::string CompletionService::render_chat(const std::vector<ChatMessage>& messages) const {
-  return lowbit::render_chat(model_, tokenizer_.vocab(), messages);
+  return lowbit::render_chat(chat_format_, messages);
 }
 
 // The logprobs of tokens [from, to) in the two shapes OpenAI uses: the
@@ -128,7 +128,6 @@ CompletionService::Completion CompletionService::run_prompt(const CompletionRequ
   const CompletionRequest::Prompt& p = r.prompts[index / static_cast<size_t>(r.n)];
   const bool logprobs = r.logprobs >= 0;
   Completion c;
-  c.n_prompt = static_cast<int64_t>(p.tokens.size());
   // echo: the prompt's text first, without a BOS the server added. Its
   // logprobs come with the result.
   if (r.echo)
@@ -254,17 +253,18 @@ void CompletionService::complete(const CompletionRequest& r, HttpResponder& out)
   for (size_t i = 0; i < n; ++i) {
     Completion& c = done[i];
     const BatchedResult& res = c.result;
+    const int64_t n_prompt = static_cast<int64_t>(r.prompts[i / static_cast<size_t>(r.n)].tokens.size());
     const int64_t n_gen = static_cast<int64_t>(res.generated.size());
     const bool full = (r.max_tokens >= 0 && n_gen >= r.max_tokens) || res.context_full;
     const std::string finish = c.stopped || !full ? "stop" : "length";
     if (i % static_cast<size_t>(r.n) == 0) {  // a prompt counts once, however many choices it has
-      prompt_tokens += c.n_prompt;
+      prompt_tokens += n_prompt;
       cached_tokens += res.cached;
     }
     completion_tokens += n_gen;
     // llama-server's fields: the prompt's passes (shared with other rows) up
     // to the first sampled token, then the tokens after it.
-    const int64_t evaluated = c.n_prompt - res.cached;
+    const int64_t evaluated = n_prompt - res.cached;
     const auto per_second = [](int64_t k, double s) { return s > 0 ? static_cast<double>(k) / s : 0.0; };
     timings = {{"cache_n", res.cached},
                {"prompt_n", evaluated},

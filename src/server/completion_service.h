@@ -61,6 +61,7 @@ class CompletionService {
   CompletionRequest parse(const std::string& body, bool chat) const;
   // The chat prompt for messages, in the model's format (runtime/chat_format.h).
   std::string render_chat(const std::vector<ChatMessage>& messages) const;
+  ChatFormat chat_format() const { return chat_format_; }
 
  private:
   struct Completion;
@@ -88,6 +89,7 @@ class CompletionService {
   const Model& model_;
   const Tokenizer& tokenizer_;
   std::string model_name_;
+  ChatFormat chat_format_;  // detected once: detection may scan the vocabulary
   BatchedGenerator generator_;
   std::atomic<int64_t> next_id_{1};
 };
