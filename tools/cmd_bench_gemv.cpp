@@ -4,8 +4,9 @@
 // in the same run and against the scalar reference. Prints a markdown table
 // (docs/performance.md keeps one).
 #include <algorithm>
-#include <cstring>
+#include <cctype>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <map>
@@ -43,8 +44,8 @@ struct Options {
 
 // The block formats whose blocks start with an fp16 scale: random bytes are
 // valid weights once each block's scale is set.
-constexpr GgmlType kScaleFirstTypes[] = {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::IQ4_NL, GgmlType::Q2_0,
-                                         GgmlType::Q1_0};
+constexpr GgmlType kBlockTypes[] = {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::IQ4_NL, GgmlType::Q2_0,
+                                         GgmlType::Q1_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
@@ -91,24 +92,34 @@ std::vector<uint8_t> random_i2s(int64_t rows, int64_t cols, uint64_t seed) {
   return bytes;
 }
 
-// Random weights of a block format that starts each block with an fp16 scale
-// (every code, small scales).
-std::vector<uint8_t> random_scale_first(GgmlType type, int64_t rows, int64_t cols, uint64_t seed) {
+// Random weights of a block format with fp16 scales (every code, small
+// scales): the block's first two bytes, and Q4_K and Q5_K's dmin after them,
+// or Q6_K's d at the block's end.
+std::vector<uint8_t> random_blocks(GgmlType type, int64_t rows, int64_t cols, uint64_t seed) {
   Rng rng(seed);
   std::vector<uint8_t> bytes(static_cast<size_t>(ggml_tensor_bytes(type, rows * cols, cols)));
   for (auto& b : bytes) b = static_cast<uint8_t>(rng.next_u32());
   const uint16_t d = float_to_fp16(0.01f);
-  for (size_t off = 0; off < bytes.size(); off += static_cast<size_t>(ggml_type_info(type).block_bytes))
-    std::memcpy(&bytes[off], &d, 2);
+  const bool has_dmin = type == GgmlType::Q4_K || type == GgmlType::Q5_K;
+  const size_t block_bytes = static_cast<size_t>(ggml_type_info(type).block_bytes);
+  const size_t d_at = type == GgmlType::Q6_K ? block_bytes - 2 : 0;
+  for (size_t off = 0; off < bytes.size(); off += block_bytes) {
+    std::memcpy(&bytes[off + d_at], &d, 2);
+    if (has_dmin) std::memcpy(&bytes[off + 2], &d, 2);
+  }
   return bytes;
 }
 
 GgmlType bench_type(const std::string& name) {
-  if (name == "i2_s") return GgmlType::I2_S;
-  for (GgmlType t : kScaleFirstTypes)
-    if (name == ggml_type_name(t)) return t;
+  const auto same = [&](const char* type_name) {
+    return std::equal(name.begin(), name.end(), type_name, type_name + std::strlen(type_name),
+                      [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b)); });
+  };
+  if (same("i2_s")) return GgmlType::I2_S;
+  for (GgmlType t : kBlockTypes)
+    if (same(ggml_type_name(t))) return t;
   std::string known = "i2_s";
-  for (GgmlType t : kScaleFirstTypes) known += std::string(", ") + ggml_type_name(t);
+  for (GgmlType t : kBlockTypes) known += std::string(", ") + ggml_type_name(t);
   fail("--type: '", name, "' is not a type bench-gemv makes (known: ", known, ")");
 }
 
@@ -157,7 +168,7 @@ int run_bench(const Options& o) {
       continue;
     }
     const auto bytes = type == GgmlType::I2_S ? random_i2s(mx.rows, mx.cols, 1000 + i)
-                                              : random_scale_first(type, mx.rows, mx.cols, 1000 + i);
+                                              : random_blocks(type, mx.rows, mx.cols, 1000 + i);
     const WeightView w{mx.model + " " + mx.shape(), type, mx.rows, mx.cols, bytes.data()};
     Rng rng(7);
     std::vector<float> x(static_cast<size_t>(mx.cols));
@@ -246,7 +257,7 @@ CommandMain setup_bench_gemv(CLI::App& app) {
   app.add_option("--shapes", o->shapes, "comma list of models (bitnet-2b4t, bitnet-large, llama3-8b-1.58) or NxK");
   app.add_option("-r,--repeats", o->repeats, "timed calls per row, at least (ref: 2)")->capture_default_str();
   app.add_option("--min-time", o->min_seconds, "seconds of timed calls per row, at least")->capture_default_str();
-  app.add_option("--type", o->type, "the weights' type: i2_s (random ternary), q8_0, q4_0, iq4_nl, q2_0 or q1_0")
+  app.add_option("--type", o->type, "the weights' type: i2_s (random ternary), q8_0, q4_0, iq4_nl, q2_0, q1_0, q4_K, q5_K or q6_K")
       ->capture_default_str();
   app.add_flag("--chain", o->chain,
                "time copies of each matrix back to back, as a decode step runs its matrices (-r: passes), instead of "

@@ -1,6 +1,7 @@
 #include "kernels/float_matmul.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "core/error.h"
 #include "kernels/float_tile_dots.h"
@@ -14,15 +15,30 @@ bool is_float_type(GgmlType t) { return t == GgmlType::F32 || t == GgmlType::F16
 bool is_q6_k(GgmlType t) { return t == GgmlType::Q6_K; }
 bool is_q4_k_or_q5_k(GgmlType t) { return t == GgmlType::Q4_K || t == GgmlType::Q5_K; }
 
+// out[g] = x[32 g] + ... + x[32 g + 31], left to right.
+void sums_of_32(const float* x, int64_t groups, float* out) {
+  for (int64_t g = 0; g < groups; ++g) {
+    float s = 0.0f;
+    for (int l = 0; l < 32; ++l) s += x[32 * g + l];
+    out[g] = s;
+  }
+}
+
 class FloatMatmul final : public Matmul {
  public:
-  FloatMatmul(const WeightView& w, FloatTileDots dots, const std::string& kernel_name, ThreadPool& pool)
+  FloatMatmul(const WeightView& w, FloatTileDots dots, FloatRowDequantize dequantize, FloatTileDots f32_dots,
+              int tile_tokens, const std::string& kernel_name, ThreadPool& pool)
       : Matmul(w.rows, w.cols),
         name_(w.name),
         dots_(dots),
+        tile_tokens_(tile_tokens),
+        dequantize_(dequantize),
+        f32_dots_(f32_dots),
+        blocks_(w.cols / ggml_type_info(w.type).block_size),
         row_bytes_(ggml_row_bytes(w.type, w.cols)),
         weights_(copy_rows(w, row_bytes_, pool)),
-        kernel_name_(kernel_name) {}
+        kernel_name_(kernel_name),
+        needs_xsum_(is_q4_k_or_q5_k(w.type)) {}
 
   std::string kernel_name() const override { return kernel_name_; }
   bool uses_int8_activations() const override { return false; }
@@ -30,6 +46,18 @@ class FloatMatmul final : public Matmul {
 
   void forward(const ActivationBatch& in, float* y, ThreadPool& pool) const override {
     if (in.k() != cols_) fail("tensor ", name_, ": input has ", in.k(), " features, matrix has ", cols_);
+    // Q4_K / Q5_K tiles read the sums of x per 32 (their sub-blocks' offsets
+    // multiply them): tokens * k adds, once per call. Grown once per calling
+    // thread, so the token loop does not allocate.
+    thread_local std::vector<float> xsum_buffer;
+    const float* xsum = nullptr;
+    if (needs_xsum_) {
+      const int64_t groups = cols_ / 32;
+      if (xsum_buffer.size() < static_cast<size_t>(in.tokens() * groups))
+        xsum_buffer.resize(static_cast<size_t>(in.tokens() * groups));
+      for (int64_t t = 0; t < in.tokens(); ++t) sums_of_32(in.x() + t * cols_, groups, xsum_buffer.data() + t * groups);
+      xsum = xsum_buffer.data();
+    }
     const int64_t tiles = (rows_ + kFloatTileRows - 1) / kFloatTileRows;
     // Many chunks per thread: dynamic balance across fast and slow cores.
     const int64_t chunk = std::max<int64_t>(1, tiles / (16 * pool.size()));
@@ -37,17 +65,34 @@ class FloatMatmul final : public Matmul {
       if (in.tokens() <= kFloatTileTokens) {  // one call for the chunk's rows: it may read several at once
         const int64_t r0 = begin * kFloatTileRows, r1 = std::min(rows_, end * kFloatTileRows);
         dots_(weights_.data() + r0 * row_bytes_, row_bytes_, static_cast<int>(r1 - r0), in.x(), cols_,
-              static_cast<int>(in.tokens()), cols_, y + r0, rows_);
+              xsum, static_cast<int>(in.tokens()), cols_, y + r0, rows_);
         return;
       }
+      // k-quant rows for many tokens: a tile's rows dequantized once, into
+      // floats exactly as the reference gives them, then the F32 tile. Grown
+      // once per thread.
+      thread_local AlignedBuffer<float> tile_floats;
+      if (dequantize_ != nullptr && tile_floats.size() < static_cast<size_t>(kFloatTileRows * cols_))
+        tile_floats = AlignedBuffer<float>(static_cast<size_t>(kFloatTileRows * cols_));
       for (int64_t tile = begin; tile < end; ++tile) {
         const int64_t r0 = tile * kFloatTileRows;
         const int rows = static_cast<int>(std::min<int64_t>(kFloatTileRows, rows_ - r0));
+        if (dequantize_ != nullptr) {
+          for (int r = 0; r < rows; ++r)
+            dequantize_(weights_.data() + (r0 + r) * row_bytes_, blocks_, tile_floats.data() + r * cols_);
+          const auto* tile_rows = reinterpret_cast<const uint8_t*>(tile_floats.data());
+          for (int64_t t0 = 0; t0 < in.tokens(); t0 += tile_tokens_) {
+            const int tokens = static_cast<int>(std::min<int64_t>(tile_tokens_, in.tokens() - t0));
+            f32_dots_(tile_rows, cols_ * 4, rows, in.x() + t0 * cols_, cols_, nullptr, tokens, cols_,
+                      y + t0 * rows_ + r0, rows_);
+          }
+          continue;
+        }
         // A tile's rows stay in L1 while every token block passes over them.
-        for (int64_t t0 = 0; t0 < in.tokens(); t0 += kFloatTileTokens) {
-          const int tokens = static_cast<int>(std::min<int64_t>(kFloatTileTokens, in.tokens() - t0));
-          dots_(weights_.data() + r0 * row_bytes_, row_bytes_, rows, in.x() + t0 * cols_, cols_, tokens, cols_,
-                y + t0 * rows_ + r0, rows_);
+        for (int64_t t0 = 0; t0 < in.tokens(); t0 += tile_tokens_) {
+          const int tokens = static_cast<int>(std::min<int64_t>(tile_tokens_, in.tokens() - t0));
+          dots_(weights_.data() + r0 * row_bytes_, row_bytes_, rows, in.x() + t0 * cols_, cols_,
+                xsum == nullptr ? nullptr : xsum + t0 * (cols_ / 32), tokens, cols_, y + t0 * rows_ + r0, rows_);
         }
       }
     });
@@ -56,20 +101,35 @@ class FloatMatmul final : public Matmul {
  private:
   std::string name_;  // the tensor's, for errors
   FloatTileDots dots_;
+  int tile_tokens_;  // tokens per tile call when there are many: what fits the ISA's registers
+  FloatRowDequantize dequantize_;  // Q4_K, Q5_K, Q6_K: many tokens go through f32_dots_
+  FloatTileDots f32_dots_;
+  int64_t blocks_;  // per row
   int64_t row_bytes_;
   AlignedBuffer<uint8_t> weights_;  // [rows][row_bytes] as in the file
   std::string kernel_name_;
+  bool needs_xsum_;
 };
 
 struct FloatIsa {
   const char* name;
   FloatTileDots dots;
+  FloatRowDequantize dequantize;
+  FloatTileDots f32_dots;
+  // A 4-row tile of 4 tokens needs 21 vector registers: AVX2's 16 take 3
+  // tokens at a time (0.59 against 0.88 cycles per 8 weight-tokens on a Zen 3:
+  // float_tile_tokens).
+  int tile_tokens;
 };
 
 FloatIsa pick_isa(GgmlType type, const CpuFeatures& cpu) {
-  if (cpu.has_avx512_level()) return {"avx512", float_tile_dots_avx512(type, cpu.vendor_amd)};
-  if (cpu.has_avx2_level()) return {"avx2", float_tile_dots_avx2(type, cpu.vendor_amd)};
-  return {"", nullptr};
+  if (cpu.has_avx512_level())
+    return {"avx512", float_tile_dots_avx512(type, cpu.vendor_amd), float_row_dequantize_avx512(type),
+            float_tile_dots_avx512(GgmlType::F32, false), 4};
+  if (cpu.has_avx2_level())
+    return {"avx2", float_tile_dots_avx2(type, cpu.vendor_amd), float_row_dequantize_avx2(type),
+            float_tile_dots_avx2(GgmlType::F32, false), 3};
+  return {"", nullptr, nullptr, nullptr, 0};
 }
 
 // Both families read rows in the file's layout, dequantized on the fly to float.
@@ -87,7 +147,7 @@ std::unique_ptr<Matmul> make(const WeightView& w, const CpuFeatures& cpu, Thread
   if (score<kAccepts>(w, cpu) == 0)
     fail("tensor ", w.name, ": kernel ", family, " needs ", types, " weights with whole blocks per row and AVX2 + F16C",
          " (type ", ggml_type_name(w.type), ", ", w.cols, " columns, cpu: ", cpu.describe(), ")");
-  return std::make_unique<FloatMatmul>(w, isa.dots, cat(family, "/", isa.name), pool);
+  return std::make_unique<FloatMatmul>(w, isa.dots, isa.dequantize, isa.f32_dots, isa.tile_tokens, cat(family, "/", isa.name), pool);
 }
 
 }  // namespace

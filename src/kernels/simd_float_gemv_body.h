@@ -214,18 +214,29 @@ int64_t streamed_rows(const uint8_t* w, int64_t row_bytes, int rows, const float
 // from 68-72% / 57-60% to 96-97% / 77-79% of the read bandwidth (builds
 // alternated; docs/performance.md "Session 14"). 4 adjacent rows with a
 // prefetch each were no faster, 2 adjacent rows slower.
+//
+// With 16 vector registers (AVX2) a 4 x 4 tile's 16 accumulators, 4 token
+// vectors and a weight vector do not fit, and the spills cost a third: 4 rows
+// x 4 tokens ran at 0.88 cycles per 8 weight-tokens on the Zen 3, 4 x 3 at
+// 0.59 (a tile in L1). Four tokens there go as 3, then 1; each (row, token)
+// keeps the same arithmetic, so the results are the same bits.
 template <class S, class Row, int kRows>
 void float_tile_tokens(const uint8_t* w, int64_t row_bytes, const float* x, int64_t x_stride, int tokens, int64_t k,
                        float* y, int64_t y_stride) {
+  constexpr bool kFourFit = kRows * 4 + 4 + 1 <= (S::kLanes > 8 ? 32 : 16);
   switch (tokens) {
     case 2: return float_tile<S, Row, kRows, 2, 1>(w, row_bytes, x, x_stride, k, y, y_stride);
     case 3: return float_tile<S, Row, kRows, 3, 1>(w, row_bytes, x, x_stride, k, y, y_stride);
-    default: return float_tile<S, Row, kRows, 4, 1>(w, row_bytes, x, x_stride, k, y, y_stride);
+    default:
+      if constexpr (kFourFit) return float_tile<S, Row, kRows, 4, 1>(w, row_bytes, x, x_stride, k, y, y_stride);
+      float_tile<S, Row, kRows, 3, 1>(w, row_bytes, x, x_stride, k, y, y_stride);
+      return float_tile<S, Row, kRows, 1, 1>(w, row_bytes, x + 3 * x_stride, x_stride, k, y + 3 * y_stride, y_stride);
   }
 }
 
 template <class S, class Row, bool kPrefetch>
-void float_tile_dots(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride, int tokens,
+void float_tile_dots(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride, const float* /* xsum */,
+                     int tokens,
                      int64_t k, float* y, int64_t y_stride) {
   int64_t r = 0;
   if constexpr (kPrefetch) {
@@ -258,6 +269,16 @@ FloatTileDots float_tile_dots_for(GgmlType type, bool prefetch) {
     case GgmlType::Q4_K: return k_quant_tile_dots<S, Q4KValues>;
     case GgmlType::Q5_K: return k_quant_tile_dots<S, Q5KValues>;
     case GgmlType::Q6_K: return q6_k_tile_dots<S>;
+    default: return nullptr;
+  }
+}
+
+template <class S>
+FloatRowDequantize float_row_dequantize_for(GgmlType type) {
+  switch (type) {
+    case GgmlType::Q4_K: return k_quant_dequantize<S, Q4KValues>;
+    case GgmlType::Q5_K: return k_quant_dequantize<S, Q5KValues>;
+    case GgmlType::Q6_K: return q6_k_dequantize<S>;
     default: return nullptr;
   }
 }

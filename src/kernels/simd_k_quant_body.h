@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include <immintrin.h>
+
 #include "core/half.h"
 #include "kernels/float_tile_dots.h"
 #include "quant/q4_k.h"
@@ -16,53 +18,103 @@
 
 namespace lowbit::simd {
 
-// A super-block's 256 values into bytes, eight at a time in 64-bit words.
+// A super-block's 256 values into bytes, 64 (a sub-block pair) per step.
 struct Q4KValues {
   static constexpr int64_t kBlockBytes = sizeof(BlockQ4_K);
   static void unpack(const uint8_t* block, uint8_t* v /* [256] */) {
-    constexpr uint64_t kLow4 = 0x0f0f0f0f0f0f0f0full;
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
     const uint8_t* qs = block + offsetof(BlockQ4_K, qs);
-    for (int p = 0; p < 4; ++p)
-      for (int w = 0; w < 4; ++w) {
-        uint64_t a;
-        std::memcpy(&a, qs + 32 * p + 8 * w, 8);
-        const uint64_t lo = a & kLow4, hi = a >> 4 & kLow4;
-        std::memcpy(v + 64 * p + 8 * w, &lo, 8);
-        std::memcpy(v + 64 * p + 32 + 8 * w, &hi, 8);
-      }
+    #pragma GCC unroll 4
+    for (int p = 0; p < 4; ++p) {
+      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * p));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(v + 64 * p), _mm256_and_si256(q, low4));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(v + 64 * p + 32), _mm256_and_si256(_mm256_srli_epi16(q, 4), low4));
+    }
   }
 };
 
+// Q4_K's nibbles plus bit 4 from qh: sub-block j's bit is bit j of each qh
+// byte, moved to bit 4 by a 16-bit shift (by at most 4 places, so no bit
+// that lands on a byte's bit 4 comes from the other byte) and a mask.
 struct Q5KValues {
   static constexpr int64_t kBlockBytes = sizeof(BlockQ5_K);
+  template <int kBit>
+  static __m256i bit_to_4(__m256i qh) {
+    const __m256i shifted = kBit <= 4 ? _mm256_slli_epi16(qh, 4 - kBit) : _mm256_srli_epi16(qh, kBit - 4);
+    return _mm256_and_si256(shifted, _mm256_set1_epi8(0x10));
+  }
+  template <int kPair>
+  static void unpack_pair(const uint8_t* qs, __m256i qh, __m256i low4, uint8_t* v) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * kPair));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(v + 64 * kPair),
+                       _mm256_or_si256(_mm256_and_si256(q, low4), bit_to_4<2 * kPair>(qh)));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(v + 64 * kPair + 32),
+                       _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), bit_to_4<2 * kPair + 1>(qh)));
+  }
   static void unpack(const uint8_t* block, uint8_t* v /* [256] */) {
-    constexpr uint64_t kLow4 = 0x0f0f0f0f0f0f0f0full, kBit0 = 0x0101010101010101ull;
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
     const uint8_t* qs = block + offsetof(BlockQ5_K, qs);
-    const uint8_t* qh = block + offsetof(BlockQ5_K, qh);
-    for (int p = 0; p < 4; ++p)
-      for (int w = 0; w < 4; ++w) {
-        uint64_t a, h;
-        std::memcpy(&a, qs + 32 * p + 8 * w, 8);
-        std::memcpy(&h, qh + 8 * w, 8);
-        const uint64_t lo = (a & kLow4) | (h >> (2 * p) & kBit0) << 4;
-        const uint64_t hi = (a >> 4 & kLow4) | (h >> (2 * p + 1) & kBit0) << 4;
-        std::memcpy(v + 64 * p + 8 * w, &lo, 8);
-        std::memcpy(v + 64 * p + 32 + 8 * w, &hi, 8);
-      }
+    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + offsetof(BlockQ5_K, qh)));
+    unpack_pair<0>(qs, qh, low4, v);
+    unpack_pair<1>(qs, qh, low4, v);
+    unpack_pair<2>(qs, qh, low4, v);
+    unpack_pair<3>(qs, qh, low4, v);
   }
 };
 
 // Q4_K and Q5_K share d, dmin and scales at the block's start.
-static_assert(offsetof(BlockQ4_K, d) == offsetof(BlockQ5_K, d) && offsetof(BlockQ4_K, dmin) == offsetof(BlockQ5_K, dmin) &&
+static_assert(offsetof(BlockQ4_K, dmin) == offsetof(BlockQ4_K, d) + 2 && offsetof(BlockQ4_K, d) == offsetof(BlockQ5_K, d) && offsetof(BlockQ4_K, dmin) == offsetof(BlockQ5_K, dmin) &&
               offsetof(BlockQ4_K, scales) == offsetof(BlockQ5_K, scales));
 
+// A block's eight sub-block steps d * sc[j] and offsets dmin * m[j], each
+// rounded to float as dequantize_k_block rounds them, as 8-lane vectors. The
+// 6-bit fields unpack with word operations (quant/q4_k.h has the layout):
+//   sc[0..3] = scales[0..3] & 63            m[0..3] = scales[4..7] & 63
+//   sc[4..7] = scales[8..11] & 15 | (scales[0..3] >> 6) << 4
+//   m[4..7]  = scales[8..11] >> 4 | (scales[4..7] >> 6) << 4
+// Both builds that include this body have AVX2, whose 8 lanes fit 8 sub-blocks.
+inline void k_quant_steps(const uint8_t* block, __m256* step, __m256* offset) {
+  // d and dmin, adjacent fp16 at the block's start, converted together (F16C).
+  uint32_t d_dmin;
+  std::memcpy(&d_dmin, block + offsetof(BlockQ4_K, d), 4);
+  const __m128 scale = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(d_dmin)));
+  uint32_t w[3];
+  std::memcpy(w, block + offsetof(BlockQ4_K, scales), 12);
+  constexpr uint32_t kLow6 = 0x3f3f3f3fu, kLow4 = 0x0f0f0f0fu, kTop2 = 0x03030303u;
+  const uint64_t sc = (w[0] & kLow6) | static_cast<uint64_t>((w[2] & kLow4) | (w[0] >> 6 & kTop2) << 4) << 32;
+  const uint64_t m = (w[1] & kLow6) | static_cast<uint64_t>((w[2] >> 4 & kLow4) | (w[1] >> 6 & kTop2) << 4) << 32;
+  const auto to_floats = [](uint64_t bytes) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(bytes))));
+  };
+  *step = _mm256_mul_ps(_mm256_broadcastss_ps(scale), to_floats(sc));
+  *offset = _mm256_mul_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(scale)), to_floats(m));
+}
+
+// Sub-block j (32 values) contributes
+//   sum_l (step_j * q_l - offset_j) * x_l = step_j * (sum_l q_l * x_l) - offset_j * xsum_j,
+// with step_j = d * sc[j] and offset_j = dmin * m[j] rounded to float as the
+// dequantization rounds them, and xsum_j the sum of the sub-block's x (one per
+// token, computed once per matmul call). Factored so, a weight costs one
+// convert and one fma per token instead of a convert, a multiply, a subtract
+// and an fma; the rounding of step_j * q_l (the dequantized weight's own
+// rounding) is left out, an error of the order of the float sums' own.
 template <class S, class Values, int kTokens>
-void k_quant_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stride, float* y, int64_t y_stride) {
+void k_quant_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stride, const float* xsum, float* y,
+                 int64_t y_stride) {
   using V = typename S::V;
-  // Two accumulators per token, alternating by sub-block, break the FMA chain.
-  V acc[kTokens][2];
+  constexpr int kSubBlockVectors = 32 / S::kLanes;
+  // Per token kAcc partial totals, taken by sub-block in turn: each is one
+  // fma chain of 8 / kAcc per block, short enough to hide behind the others.
+  constexpr int kAcc = kTokens == 1 ? 4 : kTokens == 2 ? 2 : 1;
+  const int64_t xsum_stride = x_stride / 32;
+  V total[kTokens][kAcc];
+  __m256 mins[kTokens];  // per sub-block lane: the offsets times the x sums
   #pragma GCC unroll 8
-  for (int t = 0; t < kTokens; ++t) acc[t][0] = acc[t][1] = S::zero();
+  for (int t = 0; t < kTokens; ++t) {
+    #pragma GCC unroll 4
+    for (int a = 0; a < kAcc; ++a) total[t][a] = S::zero();
+    mins[t] = _mm256_setzero_ps();
+  }
   // Unpacked one block ahead, so a block's loads do not wait on its own
   // 8-byte stores (a load spanning two stores in flight cannot be forwarded).
   alignas(64) uint8_t unpacked[2][256];
@@ -71,46 +123,78 @@ void k_quant_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_s
     const uint8_t* block = row + i * Values::kBlockBytes;
     if (i + 1 < blocks) Values::unpack(block + Values::kBlockBytes, unpacked[(i + 1) & 1]);
     const uint8_t* v = unpacked[i & 1];
-    uint16_t d16, dmin16;
-    std::memcpy(&d16, block + offsetof(BlockQ4_K, d), 2);
-    std::memcpy(&dmin16, block + offsetof(BlockQ4_K, dmin), 2);
-    const float d = fp16_to_float(d16), dmin = fp16_to_float(dmin16);
-    const uint8_t* scales = block + offsetof(BlockQ4_K, scales);
+    __m256 steps, offsets;
+    k_quant_steps(block, &steps, &offsets);
+    alignas(32) float step[8];
+    _mm256_store_ps(step, steps);
     const float* xb = x + i * 256;
-    const auto sub_block = [&](int j, int a) {
-      int sc, m;
-      q4_k_scale_min(scales, j, &sc, &m);
-      const V step = S::set1(d * static_cast<float>(sc)), offset = S::set1(dmin * static_cast<float>(m));
+    #pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      V q[kSubBlockVectors];
       #pragma GCC unroll 4
-      for (int c = 0; c < 32; c += S::kLanes) {
-        const V w = S::sub(S::mul(S::load_u8(v + 32 * j + c), step), offset);
-        #pragma GCC unroll 8
-        for (int t = 0; t < kTokens; ++t) acc[t][a] = S::fmadd(w, S::load(xb + t * x_stride + 32 * j + c), acc[t][a]);
+      for (int c = 0; c < kSubBlockVectors; ++c) q[c] = S::load_u8(v + 32 * j + c * S::kLanes);
+      const V vs = S::set1(step[j]);
+      #pragma GCC unroll 8
+      for (int t = 0; t < kTokens; ++t) {
+        const float* xt = xb + t * x_stride + 32 * j;
+        V dot = S::mul(q[0], S::load(xt));
+        #pragma GCC unroll 4
+        for (int c = 1; c < kSubBlockVectors; ++c) dot = S::fmadd(q[c], S::load(xt + c * S::kLanes), dot);
+        total[t][j % kAcc] = S::fmadd(vs, dot, total[t][j % kAcc]);
       }
-    };
-    // Constant accumulator indices: with a computed one the compiler keeps them in memory.
-    #pragma GCC unroll 4
-    for (int j = 0; j < 8; j += 2) {
-      sub_block(j, 0);
-      sub_block(j + 1, 1);
     }
+    #pragma GCC unroll 8
+    for (int t = 0; t < kTokens; ++t)
+      mins[t] = _mm256_fmadd_ps(offsets, _mm256_loadu_ps(xsum + t * xsum_stride + i * 8), mins[t]);
   }
   #pragma GCC unroll 8
-  for (int t = 0; t < kTokens; ++t) y[t * y_stride] = S::reduce_add(S::add(acc[t][0], acc[t][1]));
+  for (int t = 0; t < kTokens; ++t) {
+    V sum = total[t][0];
+    #pragma GCC unroll 4
+    for (int a = 1; a < kAcc; ++a) sum = S::add(sum, total[t][a]);
+    __m128 m = _mm_add_ps(_mm256_castps256_ps128(mins[t]), _mm256_extractf128_ps(mins[t], 1));
+    m = _mm_add_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_add_ss(m, _mm_movehdup_ps(m));
+    y[t * y_stride] = S::reduce_add(sum) - _mm_cvtss_f32(m);
+  }
+}
+
+// A row of `blocks` blocks into floats exactly as dequantize_row_q4_K / q5_K
+// gives them (a multiply and a subtract, each rounded): many tokens multiply
+// a tile of rows so dequantized (float_matmul.cpp), the cost shared by all.
+template <class S, class Values>
+void k_quant_dequantize(const uint8_t* row, int64_t blocks, float* out) {
+  alignas(64) uint8_t v[256];
+  for (int64_t i = 0; i < blocks; ++i) {
+    const uint8_t* block = row + i * Values::kBlockBytes;
+    Values::unpack(block, v);
+    __m256 steps, offsets;
+    k_quant_steps(block, &steps, &offsets);
+    alignas(32) float step[8], offset[8];
+    _mm256_store_ps(step, steps);
+    _mm256_store_ps(offset, offsets);
+    float* o = out + i * 256;
+    #pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      const typename S::V vs = S::set1(step[j]), vo = S::set1(offset[j]);
+      #pragma GCC unroll 4
+      for (int c = 0; c < 32; c += S::kLanes) S::store(o + 32 * j + c, S::sub(S::mul(S::load_u8(v + 32 * j + c), vs), vo));
+    }
+  }
 }
 
 // Row by row, each one sequential stream; tokens in blocks of kFloatTileTokens.
 template <class S, class Values>
-void k_quant_tile_dots(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride, int tokens,
-                       int64_t k, float* y, int64_t y_stride) {
+void k_quant_tile_dots(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride,
+                       const float* xsum, int tokens, int64_t k, float* y, int64_t y_stride) {
   const int64_t blocks = k / 256;
   for (int r = 0; r < rows; ++r) {
     const uint8_t* row = w + r * row_bytes;
     switch (tokens) {
-      case 1: k_quant_row<S, Values, 1>(row, blocks, x, x_stride, y + r, y_stride); break;
-      case 2: k_quant_row<S, Values, 2>(row, blocks, x, x_stride, y + r, y_stride); break;
-      case 3: k_quant_row<S, Values, 3>(row, blocks, x, x_stride, y + r, y_stride); break;
-      default: k_quant_row<S, Values, 4>(row, blocks, x, x_stride, y + r, y_stride); break;
+      case 1: k_quant_row<S, Values, 1>(row, blocks, x, x_stride, xsum, y + r, y_stride); break;
+      case 2: k_quant_row<S, Values, 2>(row, blocks, x, x_stride, xsum, y + r, y_stride); break;
+      case 3: k_quant_row<S, Values, 3>(row, blocks, x, x_stride, xsum, y + r, y_stride); break;
+      default: k_quant_row<S, Values, 4>(row, blocks, x, x_stride, xsum, y + r, y_stride); break;
     }
   }
 }

@@ -8,16 +8,6 @@
 
 namespace lowbit {
 
-void q4_k_scale_min(const uint8_t* scales, int j, int* sc, int* m) {
-  if (j < 4) {
-    *sc = scales[j] & 63;
-    *m = scales[j + 4] & 63;
-  } else {
-    *sc = (scales[j + 4] & 15) | (scales[j - 4] >> 6) << 4;
-    *m = (scales[j + 4] >> 4) | (scales[j] >> 6) << 4;
-  }
-}
-
 void unpack_q4_k_values(const BlockQ4_K& b, uint8_t* v) {
   for (int p = 0; p < 4; ++p)
     for (int l = 0; l < 32; ++l) {

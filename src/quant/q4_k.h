@@ -25,7 +25,15 @@ struct BlockQ4_K {
 static_assert(sizeof(BlockQ4_K) == 144, "Q4_K block is 144 bytes in GGUF");
 
 // Sub-block j's (0..7) 6-bit scale and min (Q4_K's and Q5_K's scales[12]).
-void q4_k_scale_min(const uint8_t* scales, int j, int* sc, int* m);
+inline void q4_k_scale_min(const uint8_t* scales, int j, int* sc, int* m) {
+  if (j < 4) {
+    *sc = scales[j] & 63;
+    *m = scales[j + 4] & 63;
+  } else {
+    *sc = (scales[j + 4] & 15) | (scales[j - 4] >> 6) << 4;
+    *m = (scales[j + 4] >> 4) | (scales[j] >> 6) << 4;
+  }
+}
 
 // The plain quantizer of Q4_K and Q5_K for one block of 256: per sub-block
 // of 32 the step (max - min') / max_q and offset -min' (min' = min(min, 0));

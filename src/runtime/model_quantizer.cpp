@@ -86,6 +86,7 @@ uint32_t llama_file_type(GgmlType type) {
     case GgmlType::IQ4_NL: return 25;
     case GgmlType::Q4_K: return 14;  // LLAMA_FTYPE_MOSTLY_Q4_K_S: Q4_K throughout
     case GgmlType::Q5_K: return 16;  // LLAMA_FTYPE_MOSTLY_Q5_K_S
+    case GgmlType::Q6_K: return 18;  // LLAMA_FTYPE_MOSTLY_Q6_K
     case GgmlType::BF16: return 32;
     case GgmlType::TQ1_0: return 36;
     case GgmlType::TQ2_0: return 37;
@@ -102,9 +103,12 @@ QuantizeResult quantize_model(const std::string& input, const std::string& outpu
   if (std::find(targets.begin(), targets.end(), o.type) == targets.end())
     fail("quantize: lowbit does not write matrices of type ", ggml_type_name(o.type));
   if (o.embd_type &&
-      (is_ternary_type(*o.embd_type) || std::find(targets.begin(), targets.end(), *o.embd_type) == targets.end()))
-    fail("quantize: --embd-type ", ggml_type_name(*o.embd_type),
-         " is not allowed: token_embd and output take f32, f16, bf16, q8_0, q4_0, iq4_nl, q4_K, q5_K, q2_0 or q1_0");
+      (is_ternary_type(*o.embd_type) || std::find(targets.begin(), targets.end(), *o.embd_type) == targets.end())) {
+    std::string allowed;
+    for (GgmlType t : targets)
+      if (!is_ternary_type(t)) allowed += (allowed.empty() ? "" : ", ") + std::string(ggml_type_name(t));
+    fail("quantize: --embd-type ", ggml_type_name(*o.embd_type), " is not allowed: token_embd and output take ", allowed);
+  }
 
   GgufWriter w;
   std::unique_ptr<GgufFile> gguf;

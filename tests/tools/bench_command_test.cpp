@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "fixtures.h"
 #include "lowbit_cli.h"
@@ -85,20 +88,22 @@ TEST(BenchGemvCommand, TimesSingleCallsAndChains) {
   EXPECT_NE(bad.err.find("nosuch"), std::string::npos) << bad.err;
 }
 
-// --type: the block formats' kernels (here the 4-bit ones) beside ref; a type
-// it cannot make is refused by name.
+// --type: the block formats' kernels (4-bit groups, and the k-quants' float
+// families) beside ref, the type's name in any case; a type it cannot make
+// is refused by name.
 TEST(BenchGemvCommand, TimesTheKernelsOfAWeightType) {
-  for (const std::string type : {"q4_0", "iq4_nl"}) {
+  for (const auto& [type, kernel] : std::vector<std::pair<std::string, std::string>>{
+           {"q4_0", "q4_0"}, {"iq4_nl", "iq4_nl"}, {"q4_k", "q4_k"}, {"Q6_K", "q6_k"}}) {
     const Outcome o = run_lowbit("bench-gemv --type " + type + " --shapes 640x2560 -t 1 -r 2");
     ASSERT_EQ(o.exit_code, 0) << o.err;
-    EXPECT_TRUE(std::regex_search(o.out, std::regex(R"(\| bitnet-2b4t 640x2560 \| )" + type +
+    EXPECT_TRUE(std::regex_search(o.out, std::regex(R"(\| bitnet-2b4t 640x2560 \| )" + kernel +
                                                     R"(/avx2 \| 1 \| [0-9.]+ \| [0-9.]+ \| [0-9]+% \| [0-9.]+ \|)")))
         << o.out;
     EXPECT_NE(o.out.find("| ref | 1 |"), std::string::npos) << "ref beside it: " << o.out;
   }
-  const Outcome bad = run_lowbit("bench-gemv --type q4_k --shapes 640x2560 -t 1");
+  const Outcome bad = run_lowbit("bench-gemv --type q3_K --shapes 640x2560 -t 1");
   EXPECT_NE(bad.exit_code, 0);
-  EXPECT_NE(bad.err.find("q4_k"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("q3_K"), std::string::npos) << bad.err;
 }
 
 }  // namespace

@@ -93,6 +93,25 @@ TEST(QuantizeCommand, Llama2cToQ8_0RunsAndReportsFallbacks) {
   EXPECT_EQ(o.out.rfind("Once upon a time", 0), 0u) << o.out;
 }
 
+// A Q4_K_M-like mix (Q4_K matrices, a Q6_K embedding / head) written from a
+// float dummy: the k-quant float families run it, one token and many (the
+// prompt), within verify's lossless tolerance of the reference.
+TEST(QuantizeCommand, KQuantMixRunsLosslessly) {
+  const std::string f16 = testing::temp_path("kquant-tiny-f16.gguf");
+  const std::string mix = testing::temp_path("kquant-tiny-q4_K.gguf");
+  testing::Outcome o = run_lowbit("gen-model --shape tiny --type f16 --seed 5 -o " + quote(f16));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  o = run_lowbit("quantize " + quote(f16) + " " + quote(mix) + " --type q4_K --embd-type q6_K");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find("f16 -> q6_K"), std::string::npos) << o.err;
+  o = run_lowbit("verify -t 2 -m " + quote(mix));
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_NE(o.out.find(" q4_k/"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find(" q6_k/"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("ok (lossless)"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("FAIL"), std::string::npos) << o.out;
+}
+
 TEST(QuantizeCommand, UnknownTypeIsRefused) {
   const testing::Outcome o = run_lowbit("quantize " + quote(fixture("llama2c/stories260K.bin")) + " " +
                                         quote(testing::temp_path("never.gguf")) + " --type q3_k");

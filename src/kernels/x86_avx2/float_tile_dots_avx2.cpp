@@ -7,4 +7,6 @@ FloatTileDots float_tile_dots_avx2(GgmlType type, bool prefetch) {
   return simd::float_tile_dots_for<simd::Avx2>(type, prefetch);
 }
 
+FloatRowDequantize float_row_dequantize_avx2(GgmlType type) { return simd::float_row_dequantize_for<simd::Avx2>(type); }
+
 }  // namespace lowbit

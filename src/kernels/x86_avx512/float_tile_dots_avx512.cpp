@@ -7,4 +7,6 @@ FloatTileDots float_tile_dots_avx512(GgmlType type, bool prefetch) {
   return simd::float_tile_dots_for<simd::Avx512>(type, prefetch);
 }
 
+FloatRowDequantize float_row_dequantize_avx512(GgmlType type) { return simd::float_row_dequantize_for<simd::Avx512>(type); }
+
 }  // namespace lowbit

@@ -132,16 +132,6 @@ struct Avx512 {
     _mm_storeu_ps(out, _mm512_castps512_ps128(_mm512_permutexvar_ps(first_of_quarters, s)));
   }
   static float reduce_max(V a) { return _mm512_reduce_max_ps(a); }
-
-  // A Q6_K super-block's 256 6-bit values into bytes (q6_k_half_values).
-  static void unpack_q6_k(const uint8_t* block, uint8_t* v /* [256] */) {
-    for (int h = 0; h < 2; ++h) {
-      __m512i lo, hi;
-      q6_k_half_values(block, h, lo, hi);
-      _mm512_storeu_si512(v + 128 * h, lo);
-      _mm512_storeu_si512(v + 128 * h + 64, hi);
-    }
-  }
 };
 
 }  // namespace lowbit::simd
