@@ -54,6 +54,14 @@ inline uint16_t float_to_fp16(float f) {
   return static_cast<uint16_t>(sign | h);
 }
 
+// The smallest fp16 value >= x (x >= 0, at most fp16's largest finite value):
+// a block scale that never makes a value overflow its code range.
+inline float fp16_at_least(float x) {
+  float h = fp16_to_float(float_to_fp16(x));
+  while (h < x) h = fp16_to_float(static_cast<uint16_t>(float_to_fp16(h) + 1));
+  return h;
+}
+
 inline float bf16_to_float(uint16_t b) { return bits_to_float(static_cast<uint32_t>(b) << 16); }
 
 inline uint16_t float_to_bf16(float f) {

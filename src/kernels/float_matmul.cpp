@@ -14,12 +14,14 @@ namespace {
 bool is_float_type(GgmlType t) { return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16; }
 bool is_q6_k(GgmlType t) { return t == GgmlType::Q6_K; }
 bool is_q4_k_or_q5_k(GgmlType t) { return t == GgmlType::Q4_K || t == GgmlType::Q5_K; }
+bool is_q2_k(GgmlType t) { return t == GgmlType::Q2_K; }
+bool is_q3_k(GgmlType t) { return t == GgmlType::Q3_K; }
 
-// out[g] = x[32 g] + ... + x[32 g + 31], left to right.
-void sums_of_32(const float* x, int64_t groups, float* out) {
+// out[g] = x[n g] + ... + x[n g + n - 1], left to right.
+void group_sums(const float* x, int64_t groups, int64_t n, float* out) {
   for (int64_t g = 0; g < groups; ++g) {
     float s = 0.0f;
-    for (int l = 0; l < 32; ++l) s += x[32 * g + l];
+    for (int64_t l = 0; l < n; ++l) s += x[n * g + l];
     out[g] = s;
   }
 }
@@ -38,7 +40,7 @@ class FloatMatmul final : public Matmul {
         row_bytes_(ggml_row_bytes(w.type, w.cols)),
         weights_(copy_rows(w, row_bytes_, pool)),
         kernel_name_(kernel_name),
-        needs_xsum_(is_q4_k_or_q5_k(w.type)) {}
+        xsum_group_(float_xsum_group(w.type)) {}
 
   std::string kernel_name() const override { return kernel_name_; }
   bool uses_int8_activations() const override { return false; }
@@ -46,16 +48,17 @@ class FloatMatmul final : public Matmul {
 
   void forward(const ActivationBatch& in, float* y, ThreadPool& pool) const override {
     if (in.k() != cols_) fail("tensor ", name_, ": input has ", in.k(), " features, matrix has ", cols_);
-    // Q4_K / Q5_K tiles read the sums of x per 32 (their sub-blocks' offsets
-    // multiply them): tokens * k adds, once per call. Grown once per calling
-    // thread, so the token loop does not allocate.
+    // Q2_K / Q4_K / Q5_K tiles read the sums of x per sub-block (their
+    // offsets multiply them): tokens * k adds, once per call. Grown once per
+    // calling thread, so the token loop does not allocate.
     thread_local std::vector<float> xsum_buffer;
     const float* xsum = nullptr;
-    if (needs_xsum_) {
-      const int64_t groups = cols_ / 32;
+    if (xsum_group_ > 0) {
+      const int64_t groups = cols_ / xsum_group_;
       if (xsum_buffer.size() < static_cast<size_t>(in.tokens() * groups))
         xsum_buffer.resize(static_cast<size_t>(in.tokens() * groups));
-      for (int64_t t = 0; t < in.tokens(); ++t) sums_of_32(in.x() + t * cols_, groups, xsum_buffer.data() + t * groups);
+      for (int64_t t = 0; t < in.tokens(); ++t)
+        group_sums(in.x() + t * cols_, groups, xsum_group_, xsum_buffer.data() + t * groups);
       xsum = xsum_buffer.data();
     }
     const int64_t tiles = (rows_ + kFloatTileRows - 1) / kFloatTileRows;
@@ -92,7 +95,7 @@ class FloatMatmul final : public Matmul {
         for (int64_t t0 = 0; t0 < in.tokens(); t0 += tile_tokens_) {
           const int tokens = static_cast<int>(std::min<int64_t>(tile_tokens_, in.tokens() - t0));
           dots_(weights_.data() + r0 * row_bytes_, row_bytes_, rows, in.x() + t0 * cols_, cols_,
-                xsum == nullptr ? nullptr : xsum + t0 * (cols_ / 32), tokens, cols_, y + t0 * rows_ + r0, rows_);
+                xsum == nullptr ? nullptr : xsum + t0 * (cols_ / xsum_group_), tokens, cols_, y + t0 * rows_ + r0, rows_);
         }
       }
     });
@@ -108,7 +111,7 @@ class FloatMatmul final : public Matmul {
   int64_t row_bytes_;
   AlignedBuffer<uint8_t> weights_;  // [rows][row_bytes] as in the file
   std::string kernel_name_;
-  bool needs_xsum_;
+  int64_t xsum_group_;  // float_xsum_group: 0, 16 or 32
 };
 
 struct FloatIsa {
@@ -170,6 +173,20 @@ KernelFamily q4_k_kernel_family() {
   return {"q4_k", "Q4_K / Q5_K dequantized in registers x float, float accumulation (AVX2+F16C / AVX-512)",
           score<is_q4_k_or_q5_k>, [](const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
             return make<is_q4_k_or_q5_k>(w, cpu, pool, "q4_k", "Q4_K or Q5_K");
+          }};
+}
+
+KernelFamily q2_k_kernel_family() {
+  return {"q2_k", "Q2_K's 2-bit values x float per sub-block of 16, times its step, float accumulation (AVX2+F16C / AVX-512)",
+          score<is_q2_k>, [](const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
+            return make<is_q2_k>(w, cpu, pool, "q2_k", "Q2_K");
+          }};
+}
+
+KernelFamily q3_k_kernel_family() {
+  return {"q3_k", "Q3_K's 3-bit values x float per sub-block of 16, times its step, float accumulation (AVX2+F16C / AVX-512)",
+          score<is_q3_k>, [](const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
+            return make<is_q3_k>(w, cpu, pool, "q3_k", "Q3_K");
           }};
 }
 

@@ -15,5 +15,7 @@ namespace lowbit {
 KernelFamily float_kernel_family();
 KernelFamily q6_k_kernel_family();
 KernelFamily q4_k_kernel_family();
+KernelFamily q2_k_kernel_family();
+KernelFamily q3_k_kernel_family();
 
 }  // namespace lowbit

@@ -19,11 +19,16 @@ inline constexpr int kFloatTileTokens = 4;
 // rows per call; many tokens go tile by tile (kFloatTileRows rows), so the
 // tile stays in L1 while every block of tokens passes over it:
 //   y[t * y_stride + r] = sum_k W[r][k] * x[t][k], accumulated in float.
-// xsum: the sums of x over each 32 features (token t's at xsum + t * x_stride
-// / 32), which Q4_K and Q5_K tiles read (simd_k_quant_body.h); nullptr for
-// the other types.
+// xsum: the sums of x over each sub-block of the type that reads them (token
+// t's at xsum + t * x_stride / sub-block): 32 features for Q4_K and Q5_K
+// (simd_k_quant_body.h), 16 for Q2_K (simd_q2_k_body.h); nullptr for the
+// other types. float_xsum_group names the size.
 using FloatTileDots = void (*)(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride,
                                const float* xsum, int tokens, int64_t k, float* y, int64_t y_stride);
+// Features per xsum entry for a type's tiles; 0: they read none.
+inline int64_t float_xsum_group(GgmlType type) {
+  return type == GgmlType::Q4_K || type == GgmlType::Q5_K ? 32 : type == GgmlType::Q2_K ? 16 : 0;
+}
 
 // nullptr for a type the family does not read. prefetch: one-token rows of
 // F16 / BF16 / F32 are read four at a time from distant parts of the call's
@@ -34,7 +39,7 @@ FloatTileDots float_tile_dots_avx512(GgmlType type, bool prefetch);
 FloatTileDots float_tile_dots_avx2(GgmlType type, bool prefetch);
 
 // One row of `blocks` blocks into floats, exactly as the type's
-// dequantize_row gives them: Q4_K, Q5_K and Q6_K, whose many-token products
+// dequantize_row gives them: Q2_K, Q4_K, Q5_K and Q6_K, whose many-token products
 // dequantize a tile of rows once and run the F32 tile over it; nullptr for
 // the other types.
 using FloatRowDequantize = void (*)(const uint8_t* row, int64_t blocks, float* out);

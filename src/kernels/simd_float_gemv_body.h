@@ -7,7 +7,8 @@
 #include "kernels/float_tile_dots.h"
 #include "kernels/read_streams.h"
 #include "kernels/simd_k_quant_body.h"
-#include "kernels/simd_q6_k_body.h"
+#include "kernels/simd_q2_k_body.h"
+#include "kernels/simd_signed_k_body.h"
 
 namespace lowbit::simd {
 
@@ -266,9 +267,11 @@ FloatTileDots float_tile_dots_for(GgmlType type, bool prefetch) {
     case GgmlType::F32: return prefetch ? float_tile_dots<S, F32Row<S>, true> : float_tile_dots<S, F32Row<S>, false>;
     case GgmlType::F16: return prefetch ? float_tile_dots<S, F16Row<S>, true> : float_tile_dots<S, F16Row<S>, false>;
     case GgmlType::BF16: return prefetch ? float_tile_dots<S, Bf16Row<S>, true> : float_tile_dots<S, Bf16Row<S>, false>;
+    case GgmlType::Q2_K: return q2_k_tile_dots<S>;
     case GgmlType::Q4_K: return k_quant_tile_dots<S, Q4KValues>;
     case GgmlType::Q5_K: return k_quant_tile_dots<S, Q5KValues>;
-    case GgmlType::Q6_K: return q6_k_tile_dots<S>;
+    case GgmlType::Q3_K: return signed_k_tile_dots<S, Q3KValues>;
+    case GgmlType::Q6_K: return signed_k_tile_dots<S, Q6KValues>;
     default: return nullptr;
   }
 }
@@ -276,9 +279,11 @@ FloatTileDots float_tile_dots_for(GgmlType type, bool prefetch) {
 template <class S>
 FloatRowDequantize float_row_dequantize_for(GgmlType type) {
   switch (type) {
+    case GgmlType::Q2_K: return q2_k_dequantize<S>;
     case GgmlType::Q4_K: return k_quant_dequantize<S, Q4KValues>;
     case GgmlType::Q5_K: return k_quant_dequantize<S, Q5KValues>;
-    case GgmlType::Q6_K: return q6_k_dequantize<S>;
+    case GgmlType::Q3_K: return signed_k_dequantize<S, Q3KValues>;
+    case GgmlType::Q6_K: return signed_k_dequantize<S, Q6KValues>;
     default: return nullptr;
   }
 }

@@ -39,17 +39,6 @@ void dequantize_row_q4_K(const uint8_t* row, float* dst, int64_t n) {
   }
 }
 
-namespace {
-
-// The smallest fp16 value >= x (x >= 0, finite).
-float fp16_at_least(float x) {
-  float h = fp16_to_float(float_to_fp16(x));
-  while (h < x) h = fp16_to_float(static_cast<uint16_t>(float_to_fp16(h) + 1));
-  return h;
-}
-
-}  // namespace
-
 void quantize_k_block(const float* x, int max_q, uint16_t* d16, uint16_t* dmin16, uint8_t* scales, uint8_t* q) {
   float step[8], offset[8], max_step = 0.0f, max_offset = 0.0f;
   for (int j = 0; j < 8; ++j) {

@@ -8,6 +8,8 @@
 #include "quant/iq4_nl.h"
 #include "quant/q1_0.h"
 #include "quant/q2_0.h"
+#include "quant/q2_k.h"
+#include "quant/q3_k.h"
 #include "quant/q4_0.h"
 #include "quant/q4_k.h"
 #include "quant/q5_k.h"
@@ -28,6 +30,8 @@ constexpr std::array kFormats = {
     WeightFormat{GgmlType::Q8_0, dequantize_row_q8_0, quantize_row_q8_0, dot_i8_q8_0},
     WeightFormat{GgmlType::Q4_0, dequantize_row_q4_0, quantize_row_q4_0, dot_i8_q4_0},
     WeightFormat{GgmlType::IQ4_NL, dequantize_row_iq4_nl, quantize_row_iq4_nl, dot_i8_iq4_nl},
+    WeightFormat{GgmlType::Q2_K, dequantize_row_q2_K, quantize_row_q2_K, nullptr},
+    WeightFormat{GgmlType::Q3_K, dequantize_row_q3_K, quantize_row_q3_K, nullptr},
     WeightFormat{GgmlType::Q4_K, dequantize_row_q4_K, quantize_row_q4_K, nullptr},
     WeightFormat{GgmlType::Q5_K, dequantize_row_q5_K, quantize_row_q5_K, nullptr},
     WeightFormat{GgmlType::Q6_K, dequantize_row_q6_K, quantize_row_q6_K, nullptr},

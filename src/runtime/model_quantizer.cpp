@@ -84,6 +84,8 @@ uint32_t llama_file_type(GgmlType type) {
     case GgmlType::Q4_0: return 2;
     case GgmlType::Q8_0: return 7;
     case GgmlType::IQ4_NL: return 25;
+    case GgmlType::Q2_K: return 10;  // LLAMA_FTYPE_MOSTLY_Q2_K
+    case GgmlType::Q3_K: return 11;  // LLAMA_FTYPE_MOSTLY_Q3_K_S: Q3_K throughout
     case GgmlType::Q4_K: return 14;  // LLAMA_FTYPE_MOSTLY_Q4_K_S: Q4_K throughout
     case GgmlType::Q5_K: return 16;  // LLAMA_FTYPE_MOSTLY_Q5_K_S
     case GgmlType::Q6_K: return 18;  // LLAMA_FTYPE_MOSTLY_Q6_K

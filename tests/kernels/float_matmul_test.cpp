@@ -113,7 +113,7 @@ TEST(FloatKernel, FewTokenRowsAreBitwiseIndependentOfGrouping) {
   }
 }
 
-// rows x cols weights of a k-quant (Q6_K, Q4_K, Q5_K) quantized from normal values
+// rows x cols weights of a k-quant (Q6_K, Q4_K, Q5_K, Q2_K, Q3_K) quantized from normal values
 // with outliers, or (raw) random bytes with small random fp16 super-block
 // scales: every sub-block scale, min and value bit pattern.
 std::vector<uint8_t> random_k_quant_weights(GgmlType type, int64_t rows, int64_t cols, uint64_t seed, bool raw) {
@@ -123,10 +123,14 @@ std::vector<uint8_t> random_k_quant_weights(GgmlType type, int64_t rows, int64_t
   std::vector<uint8_t> bytes(static_cast<size_t>(row_bytes * rows));
   if (raw) {
     for (auto& b : bytes) b = static_cast<uint8_t>(rng.next_u32());
-    // Q4_K's and Q5_K's d and dmin are their first 4 bytes; Q6_K's d its last 2.
+    // Q4_K's and Q5_K's d and dmin are their first 4 bytes, Q2_K's its last
+    // 4; Q6_K's and Q3_K's d its last 2.
     const int64_t block_bytes = ggml_type_info(type).block_bytes;
+    const std::vector<int64_t> scales_at = type == GgmlType::Q6_K || type == GgmlType::Q3_K ? std::vector<int64_t>{block_bytes - 2}
+                                           : type == GgmlType::Q2_K ? std::vector<int64_t>{block_bytes - 4, block_bytes - 2}
+                                                                    : std::vector<int64_t>{0, 2};
     for (int64_t off = 0; off < static_cast<int64_t>(bytes.size()); off += block_bytes)
-      for (const int64_t at : type == GgmlType::Q6_K ? std::vector<int64_t>{block_bytes - 2} : std::vector<int64_t>{0, 2}) {
+      for (const int64_t at : scales_at) {
         const uint16_t h = float_to_fp16(static_cast<float>(rng.normal()) * 0.01f);
         std::memcpy(&bytes[static_cast<size_t>(off + at)], &h, 2);
       }
@@ -139,14 +143,17 @@ std::vector<uint8_t> random_k_quant_weights(GgmlType type, int64_t rows, int64_t
   return bytes;
 }
 
-// The k-quant families against the reference: the same dequantized weights,
-// so only float summation order differs.
+// The k-quant families against the reference: float products and sums, which
+// differ from the reference's only by rounding (one token to four factor each
+// sub-block's step out of its sum, so the weights' own product rounding is
+// not repeated; more tokens dequantize exactly and differ in summation order).
 TEST(KQuantKernels, MatchReferenceAtEveryIsa) {
   ThreadPool pool(2);
   const auto variants = isa_variants();
   ASSERT_FALSE(variants.empty()) << "this CPU has no AVX2: the k-quant families cannot run";
   for (const auto& [type, family] : std::vector<std::pair<GgmlType, std::string>>{
-           {GgmlType::Q6_K, "q6_k"}, {GgmlType::Q4_K, "q4_k"}, {GgmlType::Q5_K, "q4_k"}})
+           {GgmlType::Q6_K, "q6_k"}, {GgmlType::Q4_K, "q4_k"}, {GgmlType::Q5_K, "q4_k"}, {GgmlType::Q2_K, "q2_k"},
+           {GgmlType::Q3_K, "q3_k"}})
     for (const bool raw : {false, true})
       for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{1, 256}, {5, 512}, {17, 2560}}) {
         const auto w = random_k_quant_weights(type, rows, cols, static_cast<uint64_t>(rows + cols), raw);

@@ -101,9 +101,9 @@ TEST(BenchGemvCommand, TimesTheKernelsOfAWeightType) {
         << o.out;
     EXPECT_NE(o.out.find("| ref | 1 |"), std::string::npos) << "ref beside it: " << o.out;
   }
-  const Outcome bad = run_lowbit("bench-gemv --type q3_K --shapes 640x2560 -t 1");
+  const Outcome bad = run_lowbit("bench-gemv --type iq2_xxs --shapes 640x2560 -t 1");
   EXPECT_NE(bad.exit_code, 0);
-  EXPECT_NE(bad.err.find("q3_K"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("iq2_xxs"), std::string::npos) << bad.err;
 }
 
 }  // namespace

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <fstream>
 #include <regex>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "lowbit_cli.h"
 
@@ -93,30 +96,34 @@ TEST(QuantizeCommand, Llama2cToQ8_0RunsAndReportsFallbacks) {
   EXPECT_EQ(o.out.rfind("Once upon a time", 0), 0u) << o.out;
 }
 
-// A Q4_K_M-like mix (Q4_K matrices, a Q6_K embedding / head) written from a
-// float dummy: the k-quant float families run it, one token and many (the
-// prompt), within verify's lossless tolerance of the reference.
-TEST(QuantizeCommand, KQuantMixRunsLosslessly) {
+// k-quant mixes (Q4_K, Q3_K or Q2_K matrices, a Q6_K embedding / head, as
+// llama.cpp's Q4_K_M, Q3_K and Q2_K files hold) written from a float dummy: the
+// k-quant float families run them, one token and many (the prompt), within
+// verify's lossless tolerance of the reference.
+TEST(QuantizeCommand, KQuantMixesRunLosslessly) {
   const std::string f16 = testing::temp_path("kquant-tiny-f16.gguf");
-  const std::string mix = testing::temp_path("kquant-tiny-q4_K.gguf");
   testing::Outcome o = run_lowbit("gen-model --shape tiny --type f16 --seed 5 -o " + quote(f16));
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  o = run_lowbit("quantize " + quote(f16) + " " + quote(mix) + " --type q4_K --embd-type q6_K");
-  ASSERT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_NE(o.err.find("f16 -> q6_K"), std::string::npos) << o.err;
-  o = run_lowbit("verify -t 2 -m " + quote(mix));
-  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
-  EXPECT_NE(o.out.find(" q4_k/"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find(" q6_k/"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("ok (lossless)"), std::string::npos) << o.out;
-  EXPECT_EQ(o.out.find("FAIL"), std::string::npos) << o.out;
+  for (const auto& [type, family] : std::vector<std::pair<std::string, std::string>>{{"q4_K", "q4_k"}, {"q3_K", "q3_k"}, {"q2_K", "q2_k"}}) {
+    const std::string mix = testing::temp_path("kquant-tiny-" + type + ".gguf");
+    o = run_lowbit("quantize " + quote(f16) + " " + quote(mix) + " --type " + type + " --embd-type q6_K");
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    EXPECT_NE(o.err.find("f16 -> " + type), std::string::npos) << o.err;
+    EXPECT_NE(o.err.find("f16 -> q6_K"), std::string::npos) << o.err;
+    o = run_lowbit("verify -t 2 -m " + quote(mix));
+    ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+    EXPECT_NE(o.out.find(" " + family + "/"), std::string::npos) << o.out;
+    EXPECT_NE(o.out.find(" q6_k/"), std::string::npos) << o.out;
+    EXPECT_NE(o.out.find("ok (lossless)"), std::string::npos) << o.out;
+    EXPECT_EQ(o.out.find("FAIL"), std::string::npos) << o.out;
+  }
 }
 
 TEST(QuantizeCommand, UnknownTypeIsRefused) {
   const testing::Outcome o = run_lowbit("quantize " + quote(fixture("llama2c/stories260K.bin")) + " " +
-                                        quote(testing::temp_path("never.gguf")) + " --type q3_k");
+                                        quote(testing::temp_path("never.gguf")) + " --type iq2_xxs");
   EXPECT_NE(o.exit_code, 0);
-  EXPECT_NE(o.err.find("q3_k"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("iq2_xxs"), std::string::npos) << o.err;
 }
 
 }  // namespace

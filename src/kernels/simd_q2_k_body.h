@@ -1,0 +1,159 @@
+// FloatTileDots (float_tile_dots.h) for Q2_K rows (quant/q2_k.h), written
+// once over a lane type S (x86_avx2/simd_avx2.h, x86_avx512/simd_avx512.h),
+// as simd_k_quant_body.h does for Q4_K and Q5_K: sub-block s (16 values)
+// contributes step_s * sum_l q_l * x_l - offset_s * xsum_s, with step_s =
+// d * (sc & 15) and offset_s = dmin * (sc >> 4) rounded as the dequantization
+// rounds them, and xsum_s the sum of the sub-block's 16 x. The unpack and the
+// steps use AVX2, which every build including this body has.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include <immintrin.h>
+
+#include "kernels/float_tile_dots.h"
+#include "quant/q2_k.h"
+
+namespace lowbit::simd {
+
+// A super-block's 256 2-bit values into bytes. Bits 2j..2j+1 of qs[32h + l]
+// are element 128h + 32j + l; a 16-bit shift by 2j < 8 and a mask of each
+// byte's low 2 bits keep every value within its byte.
+inline void unpack_q2_k(const uint8_t* block, uint8_t* v /* [256] */) {
+  const __m256i low2 = _mm256_set1_epi8(3);
+  #pragma GCC unroll 2
+  for (int h = 0; h < 2; ++h) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + offsetof(BlockQ2_K, qs) + 32 * h));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(v + 128 * h), _mm256_and_si256(q, low2));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(v + 128 * h + 32), _mm256_and_si256(_mm256_srli_epi16(q, 2), low2));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(v + 128 * h + 64), _mm256_and_si256(_mm256_srli_epi16(q, 4), low2));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(v + 128 * h + 96), _mm256_and_si256(_mm256_srli_epi16(q, 6), low2));
+  }
+}
+
+// The 16 sub-blocks' steps d * (sc & 15) and offsets dmin * (sc >> 4), each
+// rounded to float as dequantize_row_q2_K rounds them, 8 per vector.
+inline void q2_k_steps(const uint8_t* block, __m256* step /* [2] */, __m256* offset /* [2] */) {
+  uint32_t d_dmin;
+  std::memcpy(&d_dmin, block + offsetof(BlockQ2_K, d), 4);
+  const __m128 scale = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(d_dmin)));
+  const __m256 d = _mm256_broadcastss_ps(scale), dmin = _mm256_broadcastss_ps(_mm_movehdup_ps(scale));
+  const __m128i codes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + offsetof(BlockQ2_K, scales)));
+  const __m128i low4 = _mm_set1_epi8(0x0f);
+  const __m128i sc = _mm_and_si128(codes, low4), m = _mm_and_si128(_mm_srli_epi16(codes, 4), low4);
+  const auto to_floats = [](__m128i bytes) { return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes)); };
+  step[0] = _mm256_mul_ps(d, to_floats(sc));
+  step[1] = _mm256_mul_ps(d, to_floats(_mm_srli_si128(sc, 8)));
+  offset[0] = _mm256_mul_ps(dmin, to_floats(m));
+  offset[1] = _mm256_mul_ps(dmin, to_floats(_mm_srli_si128(m, 8)));
+}
+
+static_assert(offsetof(BlockQ2_K, dmin) == offsetof(BlockQ2_K, d) + 2);
+
+template <class S, int kTokens>
+void q2_k_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stride, const float* xsum, float* y,
+              int64_t y_stride) {
+  using V = typename S::V;
+  static_assert(S::kLanes <= 16, "a sub-block is 16 values");
+  constexpr int kSubBlockVectors = 16 / S::kLanes;
+  constexpr int kAcc = kTokens == 1 ? 4 : kTokens == 2 ? 2 : 1;  // short fma chains, as k_quant_row
+  const int64_t xsum_stride = x_stride / 16;
+  V total[kTokens][kAcc];
+  __m256 mins[kTokens];
+  #pragma GCC unroll 8
+  for (int t = 0; t < kTokens; ++t) {
+    #pragma GCC unroll 4
+    for (int a = 0; a < kAcc; ++a) total[t][a] = S::zero();
+    mins[t] = _mm256_setzero_ps();
+  }
+  alignas(64) uint8_t unpacked[2][256];  // one block ahead, as k_quant_row
+  constexpr int64_t kBlockBytes = sizeof(BlockQ2_K);
+  if (blocks > 0) unpack_q2_k(row, unpacked[0]);
+  for (int64_t i = 0; i < blocks; ++i) {
+    const uint8_t* block = row + i * kBlockBytes;
+    if (i + 1 < blocks) unpack_q2_k(block + kBlockBytes, unpacked[(i + 1) & 1]);
+    const uint8_t* v = unpacked[i & 1];
+    __m256 steps[2], offsets[2];
+    q2_k_steps(block, steps, offsets);
+    alignas(32) float step[16];
+    _mm256_store_ps(step, steps[0]);
+    _mm256_store_ps(step + 8, steps[1]);
+    const float* xb = x + i * 256;
+    #pragma GCC unroll 16
+    for (int s = 0; s < 16; ++s) {
+      V q[kSubBlockVectors];
+      #pragma GCC unroll 2
+      for (int c = 0; c < kSubBlockVectors; ++c) q[c] = S::load_u8(v + 16 * s + c * S::kLanes);
+      const V vs = S::set1(step[s]);
+      #pragma GCC unroll 8
+      for (int t = 0; t < kTokens; ++t) {
+        const float* xt = xb + t * x_stride + 16 * s;
+        V dot = S::mul(q[0], S::load(xt));
+        #pragma GCC unroll 2
+        for (int c = 1; c < kSubBlockVectors; ++c) dot = S::fmadd(q[c], S::load(xt + c * S::kLanes), dot);
+        total[t][s % kAcc] = S::fmadd(vs, dot, total[t][s % kAcc]);
+      }
+    }
+    #pragma GCC unroll 8
+    for (int t = 0; t < kTokens; ++t) {
+      const float* st = xsum + t * xsum_stride + i * 16;
+      mins[t] = _mm256_fmadd_ps(offsets[0], _mm256_loadu_ps(st), mins[t]);
+      mins[t] = _mm256_fmadd_ps(offsets[1], _mm256_loadu_ps(st + 8), mins[t]);
+    }
+  }
+  #pragma GCC unroll 8
+  for (int t = 0; t < kTokens; ++t) {
+    V sum = total[t][0];
+    #pragma GCC unroll 4
+    for (int a = 1; a < kAcc; ++a) sum = S::add(sum, total[t][a]);
+    __m128 m = _mm_add_ps(_mm256_castps256_ps128(mins[t]), _mm256_extractf128_ps(mins[t], 1));
+    m = _mm_add_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_add_ss(m, _mm_movehdup_ps(m));
+    y[t * y_stride] = S::reduce_add(sum) - _mm_cvtss_f32(m);
+  }
+}
+
+// A row into floats exactly as dequantize_row_q2_K gives them, for many
+// tokens' tiles (float_matmul.cpp).
+template <class S>
+void q2_k_dequantize(const uint8_t* row, int64_t blocks, float* out) {
+  alignas(64) uint8_t v[256];
+  for (int64_t i = 0; i < blocks; ++i) {
+    const uint8_t* block = row + i * static_cast<int64_t>(sizeof(BlockQ2_K));
+    unpack_q2_k(block, v);
+    __m256 steps[2], offsets[2];
+    q2_k_steps(block, steps, offsets);
+    alignas(32) float step[16], offset[16];
+    _mm256_store_ps(step, steps[0]);
+    _mm256_store_ps(step + 8, steps[1]);
+    _mm256_store_ps(offset, offsets[0]);
+    _mm256_store_ps(offset + 8, offsets[1]);
+    float* o = out + i * 256;
+    #pragma GCC unroll 16
+    for (int s = 0; s < 16; ++s) {
+      const typename S::V vs = S::set1(step[s]), vo = S::set1(offset[s]);
+      #pragma GCC unroll 2
+      for (int c = 0; c < 16; c += S::kLanes) S::store(o + 16 * s + c, S::sub(S::mul(S::load_u8(v + 16 * s + c), vs), vo));
+    }
+  }
+}
+
+// Row by row, each one sequential stream; tokens in blocks of kFloatTileTokens.
+template <class S>
+void q2_k_tile_dots(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride,
+                    const float* xsum, int tokens, int64_t k, float* y, int64_t y_stride) {
+  const int64_t blocks = k / 256;
+  for (int r = 0; r < rows; ++r) {
+    const uint8_t* row = w + r * row_bytes;
+    switch (tokens) {
+      case 1: q2_k_row<S, 1>(row, blocks, x, x_stride, xsum, y + r, y_stride); break;
+      case 2: q2_k_row<S, 2>(row, blocks, x, x_stride, xsum, y + r, y_stride); break;
+      case 3: q2_k_row<S, 3>(row, blocks, x, x_stride, xsum, y + r, y_stride); break;
+      default: q2_k_row<S, 4>(row, blocks, x, x_stride, xsum, y + r, y_stride); break;
+    }
+  }
+}
+
+}  // namespace lowbit::simd

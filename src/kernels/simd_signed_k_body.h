@@ -1,0 +1,196 @@
+// FloatTileDots (float_tile_dots.h) for the k-quants whose values are signed
+// and whose sub-blocks of 16 have a scale and no min: Q6_K (quant/q6_k.h) and
+// Q3_K (quant/q3_k.h). Written once over a lane type S
+// (x86_avx2/simd_avx2.h, x86_avx512/simd_avx512.h) and a Values policy that
+// unpacks a block into signed bytes and gives its 16 steps; the unpacks and
+// the steps use AVX2, which every build including this body has.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include <immintrin.h>
+
+#include "kernels/float_tile_dots.h"
+#include "quant/q3_k.h"
+#include "quant/q6_k.h"
+
+namespace lowbit::simd {
+
+// Q6_K: values minus 32 (-32..31), 64 per step (the bit layout of
+// quant/q6_k.h). The two high bits of element l + 32q sit at bits 2q, 2q + 1
+// of qh[l]; a 16-bit shift by at most 4 places and a mask move them to bits
+// 4-5 of the same byte. Steps d * scales[s], rounded as the reference.
+struct Q6KValues {
+  static constexpr int64_t kBlockBytes = sizeof(BlockQ6_K);
+  static void unpack(const uint8_t* block, int8_t* v /* [256] */) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f), bits45 = _mm256_set1_epi8(0x30), k32 = _mm256_set1_epi8(32);
+    const auto store = [&](int at, __m256i low, __m256i high) {
+      const __m256i value = _mm256_or_si256(low, _mm256_and_si256(high, bits45));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(v + at), _mm256_sub_epi8(value, k32));
+    };
+    #pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + offsetof(BlockQ6_K, ql) + 64 * h));
+      const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + offsetof(BlockQ6_K, ql) + 64 * h + 32));
+      const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + offsetof(BlockQ6_K, qh) + 32 * h));
+      store(128 * h, _mm256_and_si256(a, low4), _mm256_slli_epi16(hb, 4));
+      store(128 * h + 32, _mm256_and_si256(c, low4), _mm256_slli_epi16(hb, 2));
+      store(128 * h + 64, _mm256_and_si256(_mm256_srli_epi16(a, 4), low4), hb);
+      store(128 * h + 96, _mm256_and_si256(_mm256_srli_epi16(c, 4), low4), _mm256_srli_epi16(hb, 2));
+    }
+  }
+  static void steps(const uint8_t* block, float* step /* [16] */) {
+    uint16_t d16;
+    std::memcpy(&d16, block + offsetof(BlockQ6_K, d), 2);
+    const __m256 d = _mm256_set1_ps(_cvtsh_ss(d16));
+    const uint8_t* scales = block + offsetof(BlockQ6_K, scales);
+    #pragma GCC unroll 2
+    for (int c = 0; c < 16; c += 8)
+      _mm256_storeu_ps(step + c, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
+                                                     _mm_loadl_epi64(reinterpret_cast<const __m128i*>(scales + c))))));
+  }
+};
+
+// Q3_K: values (qs bits) + 4 * (hmask bit) - 4 in -4..3 (quant/q3_k.h). The
+// hmask bit of group (h, j) is bit 4h + j of each hmask byte; a 16-bit shift
+// by at most 5 places and a mask move it to bit 2 of the same byte (as with
+// the qs bits, no bit that lands there comes from the other byte). Steps
+// d * (code - 32), rounded as the reference, the codes unpacked with word
+// operations: bytes 0-3 of the result are scales[0..3] & 15 with bits 0-1 of
+// scales[8..11] on top, 4-7 scales[4..7] & 15 with bits 2-3, 8-11 scales[0..3]
+// >> 4 with bits 4-5, 12-15 scales[4..7] >> 4 with bits 6-7.
+struct Q3KValues {
+  static constexpr int64_t kBlockBytes = sizeof(BlockQ3_K);
+  template <int kBit>
+  static __m256i bit_to_2(__m256i hm) {
+    const __m256i shifted = kBit <= 2 ? _mm256_slli_epi16(hm, 2 - kBit) : _mm256_srli_epi16(hm, kBit - 2);
+    return _mm256_and_si256(shifted, _mm256_set1_epi8(4));
+  }
+  template <int kHalf, int kGroup>
+  static void unpack_group(__m256i q, __m256i hm, int8_t* v) {
+    const __m256i low = _mm256_and_si256(_mm256_srli_epi16(q, 2 * kGroup), _mm256_set1_epi8(3));
+    const __m256i value = _mm256_or_si256(low, bit_to_2<4 * kHalf + kGroup>(hm));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(v + 128 * kHalf + 32 * kGroup), _mm256_sub_epi8(value, _mm256_set1_epi8(4)));
+  }
+  template <int kHalf>
+  static void unpack_half(const uint8_t* block, __m256i hm, int8_t* v) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + offsetof(BlockQ3_K, qs) + 32 * kHalf));
+    unpack_group<kHalf, 0>(q, hm, v);
+    unpack_group<kHalf, 1>(q, hm, v);
+    unpack_group<kHalf, 2>(q, hm, v);
+    unpack_group<kHalf, 3>(q, hm, v);
+  }
+  static void unpack(const uint8_t* block, int8_t* v /* [256] */) {
+    const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + offsetof(BlockQ3_K, hmask)));
+    unpack_half<0>(block, hm, v);
+    unpack_half<1>(block, hm, v);
+  }
+  static void steps(const uint8_t* block, float* step /* [16] */) {
+    uint32_t w[3];
+    std::memcpy(w, block + offsetof(BlockQ3_K, scales), 12);
+    constexpr uint32_t kLow4 = 0x0f0f0f0fu, kLow2 = 0x03030303u;
+    const uint32_t codes[4] = {(w[0] & kLow4) | (w[2] & kLow2) << 4, (w[1] & kLow4) | (w[2] >> 2 & kLow2) << 4,
+                               (w[0] >> 4 & kLow4) | (w[2] >> 4 & kLow2) << 4, (w[1] >> 4 & kLow4) | (w[2] >> 6 & kLow2) << 4};
+    __m128i bytes;
+    std::memcpy(&bytes, codes, 16);
+    bytes = _mm_sub_epi8(bytes, _mm_set1_epi8(32));
+    uint16_t d16;
+    std::memcpy(&d16, block + offsetof(BlockQ3_K, d), 2);
+    const __m256 d = _mm256_set1_ps(_cvtsh_ss(d16));
+    _mm256_storeu_ps(step, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes))));
+    _mm256_storeu_ps(step + 8, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(bytes, 8)))));
+  }
+};
+
+// Sub-block s (16 values) contributes step_s * sum_l v_l * x_l, with step_s
+// rounded to float as the dequantization rounds it. Factored so, a weight
+// costs one convert and one fma per token (against a convert and two fmas to
+// form each weight first); the rounding of step_s * v_l (the dequantized
+// weight's own) is left out, an error of the order of the float sums' own.
+template <class S, class Values, int kTokens>
+void signed_k_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stride, float* y, int64_t y_stride) {
+  using V = typename S::V;
+  static_assert(S::kLanes <= 16, "a sub-block is 16 values");
+  constexpr int kSubBlockVectors = 16 / S::kLanes;
+  // Per token kAcc partial totals, taken by sub-block in turn (short fma chains).
+  constexpr int kAcc = kTokens == 1 ? 4 : kTokens == 2 ? 2 : 1;
+  V total[kTokens][kAcc];
+  #pragma GCC unroll 8
+  for (int t = 0; t < kTokens; ++t) {
+    #pragma GCC unroll 4
+    for (int a = 0; a < kAcc; ++a) total[t][a] = S::zero();
+  }
+  // Unpacked one block ahead, so a block's loads do not wait on its own stores.
+  alignas(64) int8_t unpacked[2][256];
+  if (blocks > 0) Values::unpack(row, unpacked[0]);
+  for (int64_t i = 0; i < blocks; ++i) {
+    const uint8_t* block = row + i * Values::kBlockBytes;
+    if (i + 1 < blocks) Values::unpack(block + Values::kBlockBytes, unpacked[(i + 1) & 1]);
+    const int8_t* v = unpacked[i & 1];
+    alignas(32) float step[16];
+    Values::steps(block, step);
+    const float* xb = x + i * 256;
+    #pragma GCC unroll 16
+    for (int s = 0; s < 16; ++s) {
+      V q[kSubBlockVectors];
+      #pragma GCC unroll 2
+      for (int c = 0; c < kSubBlockVectors; ++c) q[c] = S::load_i8(v + 16 * s + c * S::kLanes);
+      const V vs = S::set1(step[s]);
+      #pragma GCC unroll 8
+      for (int t = 0; t < kTokens; ++t) {
+        const float* xt = xb + t * x_stride + 16 * s;
+        V dot = S::mul(q[0], S::load(xt));
+        #pragma GCC unroll 2
+        for (int c = 1; c < kSubBlockVectors; ++c) dot = S::fmadd(q[c], S::load(xt + c * S::kLanes), dot);
+        total[t][s % kAcc] = S::fmadd(vs, dot, total[t][s % kAcc]);
+      }
+    }
+  }
+  #pragma GCC unroll 8
+  for (int t = 0; t < kTokens; ++t) {
+    V sum = total[t][0];
+    #pragma GCC unroll 4
+    for (int a = 1; a < kAcc; ++a) sum = S::add(sum, total[t][a]);
+    y[t * y_stride] = S::reduce_add(sum);
+  }
+}
+
+// A row of `blocks` blocks into floats exactly as the type's dequantize_row
+// gives them (step * value, the product rounded), for many tokens' tiles.
+template <class S, class Values>
+void signed_k_dequantize(const uint8_t* row, int64_t blocks, float* out) {
+  alignas(64) int8_t v[256];
+  for (int64_t i = 0; i < blocks; ++i) {
+    const uint8_t* block = row + i * Values::kBlockBytes;
+    Values::unpack(block, v);
+    alignas(32) float step[16];
+    Values::steps(block, step);
+    float* o = out + i * 256;
+    #pragma GCC unroll 16
+    for (int s = 0; s < 16; ++s) {
+      const typename S::V vs = S::set1(step[s]);
+      #pragma GCC unroll 2
+      for (int c = 0; c < 16; c += S::kLanes) S::store(o + 16 * s + c, S::mul(S::load_i8(v + 16 * s + c), vs));
+    }
+  }
+}
+
+// Row by row, each one sequential stream; tokens in blocks of kFloatTileTokens.
+template <class S, class Values>
+void signed_k_tile_dots(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride,
+                        const float* /* xsum */, int tokens, int64_t k, float* y, int64_t y_stride) {
+  const int64_t blocks = k / 256;
+  for (int r = 0; r < rows; ++r) {
+    const uint8_t* row = w + r * row_bytes;
+    switch (tokens) {
+      case 1: signed_k_row<S, Values, 1>(row, blocks, x, x_stride, y + r, y_stride); break;
+      case 2: signed_k_row<S, Values, 2>(row, blocks, x, x_stride, y + r, y_stride); break;
+      case 3: signed_k_row<S, Values, 3>(row, blocks, x, x_stride, y + r, y_stride); break;
+      default: signed_k_row<S, Values, 4>(row, blocks, x, x_stride, y + r, y_stride); break;
+    }
+  }
+}
+
+}  // namespace lowbit::simd
