@@ -44,7 +44,7 @@ struct Options {
 
 // The block formats whose blocks start with an fp16 scale: random bytes are
 // valid weights once each block's scale is set.
-constexpr GgmlType kBlockTypes[] = {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::IQ4_NL, GgmlType::Q2_0,
+constexpr GgmlType kBlockTypes[] = {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL, GgmlType::Q2_0,
                                          GgmlType::Q1_0, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
 
 std::vector<std::string> split(const std::string& s) {
@@ -93,14 +93,16 @@ std::vector<uint8_t> random_i2s(int64_t rows, int64_t cols, uint64_t seed) {
 }
 
 // Random weights of a block format with fp16 scales (every code, small
-// scales): the block's first two bytes, and Q4_K and Q5_K's dmin after them;
+// scales): the block's first two bytes, and Q4_K and Q5_K's dmin or Q4_1 and
+// Q5_1's m after them;
 // Q3_K's and Q6_K's d, Q2_K's d and dmin at the block's end.
 std::vector<uint8_t> random_blocks(GgmlType type, int64_t rows, int64_t cols, uint64_t seed) {
   Rng rng(seed);
   std::vector<uint8_t> bytes(static_cast<size_t>(ggml_tensor_bytes(type, rows * cols, cols)));
   for (auto& b : bytes) b = static_cast<uint8_t>(rng.next_u32());
   const uint16_t d = float_to_fp16(0.01f);
-  const bool has_dmin = type == GgmlType::Q4_K || type == GgmlType::Q5_K || type == GgmlType::Q2_K;
+  const bool has_dmin = type == GgmlType::Q4_K || type == GgmlType::Q5_K || type == GgmlType::Q2_K ||
+                        type == GgmlType::Q4_1 || type == GgmlType::Q5_1;
   const size_t block_bytes = static_cast<size_t>(ggml_type_info(type).block_bytes);
   const size_t d_at = type == GgmlType::Q6_K || type == GgmlType::Q3_K ? block_bytes - 2
                       : type == GgmlType::Q2_K                         ? block_bytes - 4
@@ -259,7 +261,7 @@ CommandMain setup_bench_gemv(CLI::App& app) {
   app.add_option("--shapes", o->shapes, "comma list of models (bitnet-2b4t, bitnet-large, llama3-8b-1.58) or NxK");
   app.add_option("-r,--repeats", o->repeats, "timed calls per row, at least (ref: 2)")->capture_default_str();
   app.add_option("--min-time", o->min_seconds, "seconds of timed calls per row, at least")->capture_default_str();
-  app.add_option("--type", o->type, "the weights' type: i2_s (random ternary), q8_0, q4_0, iq4_nl, q2_0, q1_0, q2_K, q3_K, q4_K, q5_K or q6_K")
+  app.add_option("--type", o->type, "the weights' type: i2_s (random ternary), q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, q2_0, q1_0, q2_K, q3_K, q4_K, q5_K or q6_K")
       ->capture_default_str();
   app.add_flag("--chain", o->chain,
                "time copies of each matrix back to back, as a decode step runs its matrices (-r: passes), instead of "

@@ -16,6 +16,7 @@ bool is_q6_k(GgmlType t) { return t == GgmlType::Q6_K; }
 bool is_q4_k_or_q5_k(GgmlType t) { return t == GgmlType::Q4_K || t == GgmlType::Q5_K; }
 bool is_q2_k(GgmlType t) { return t == GgmlType::Q2_K; }
 bool is_q3_k(GgmlType t) { return t == GgmlType::Q3_K; }
+bool is_q4_1_family(GgmlType t) { return t == GgmlType::Q4_1 || t == GgmlType::Q5_0 || t == GgmlType::Q5_1; }
 
 // out[g] = x[n g] + ... + x[n g + n - 1], left to right.
 void group_sums(const float* x, int64_t groups, int64_t n, float* out) {
@@ -40,7 +41,11 @@ class FloatMatmul final : public Matmul {
         row_bytes_(ggml_row_bytes(w.type, w.cols)),
         weights_(copy_rows(w, row_bytes_, pool)),
         kernel_name_(kernel_name),
-        xsum_group_(float_xsum_group(w.type)) {}
+        xsum_group_(float_xsum_group(w.type)) {
+    // Every type whose tiles read x sums dequantizes for many tokens, so only
+    // the few-token calls below need them.
+    if (xsum_group_ > 0 && dequantize_ == nullptr) fail("tensor ", name_, ": kernel ", kernel_name, " has no dequantizer");
+  }
 
   std::string kernel_name() const override { return kernel_name_; }
   bool uses_int8_activations() const override { return false; }
@@ -48,12 +53,12 @@ class FloatMatmul final : public Matmul {
 
   void forward(const ActivationBatch& in, float* y, ThreadPool& pool) const override {
     if (in.k() != cols_) fail("tensor ", name_, ": input has ", in.k(), " features, matrix has ", cols_);
-    // Q2_K / Q4_K / Q5_K tiles read the sums of x per sub-block (their
-    // offsets multiply them): tokens * k adds, once per call. Grown once per
-    // calling thread, so the token loop does not allocate.
+    // Tiles of few tokens with an offset per sub-block (Q2_K, Q4_K, Q5_K,
+    // Q4_1, Q5_1) read the sums of x per sub-block: tokens * k adds, once per
+    // call. Grown once per calling thread, so the token loop does not allocate.
     thread_local std::vector<float> xsum_buffer;
     const float* xsum = nullptr;
-    if (xsum_group_ > 0) {
+    if (xsum_group_ > 0 && in.tokens() <= kFloatTileTokens) {
       const int64_t groups = cols_ / xsum_group_;
       if (xsum_buffer.size() < static_cast<size_t>(in.tokens() * groups))
         xsum_buffer.resize(static_cast<size_t>(in.tokens() * groups));
@@ -94,8 +99,8 @@ class FloatMatmul final : public Matmul {
         // A tile's rows stay in L1 while every token block passes over them.
         for (int64_t t0 = 0; t0 < in.tokens(); t0 += tile_tokens_) {
           const int tokens = static_cast<int>(std::min<int64_t>(tile_tokens_, in.tokens() - t0));
-          dots_(weights_.data() + r0 * row_bytes_, row_bytes_, rows, in.x() + t0 * cols_, cols_,
-                xsum == nullptr ? nullptr : xsum + t0 * (cols_ / xsum_group_), tokens, cols_, y + t0 * rows_ + r0, rows_);
+          dots_(weights_.data() + r0 * row_bytes_, row_bytes_, rows, in.x() + t0 * cols_, cols_, nullptr, tokens, cols_,
+                y + t0 * rows_ + r0, rows_);
         }
       }
     });
@@ -105,7 +110,7 @@ class FloatMatmul final : public Matmul {
   std::string name_;  // the tensor's, for errors
   FloatTileDots dots_;
   int tile_tokens_;  // tokens per tile call when there are many: what fits the ISA's registers
-  FloatRowDequantize dequantize_;  // Q4_K, Q5_K, Q6_K: many tokens go through f32_dots_
+  FloatRowDequantize dequantize_;  // the k-quants: many tokens go through f32_dots_
   FloatTileDots f32_dots_;
   int64_t blocks_;  // per row
   int64_t row_bytes_;
@@ -135,7 +140,7 @@ FloatIsa pick_isa(GgmlType type, const CpuFeatures& cpu) {
   return {"", nullptr, nullptr, nullptr, 0};
 }
 
-// Both families read rows in the file's layout, dequantized on the fly to float.
+// Every family here reads rows in the file's layout, converted to float on the fly.
 template <bool (*kAccepts)(GgmlType)>
 int score(const WeightView& w, const CpuFeatures& cpu) {
   if (!kAccepts(w.type) || pick_isa(w.type, cpu).dots == nullptr) return 0;
@@ -150,7 +155,8 @@ std::unique_ptr<Matmul> make(const WeightView& w, const CpuFeatures& cpu, Thread
   if (score<kAccepts>(w, cpu) == 0)
     fail("tensor ", w.name, ": kernel ", family, " needs ", types, " weights with whole blocks per row and AVX2 + F16C",
          " (type ", ggml_type_name(w.type), ", ", w.cols, " columns, cpu: ", cpu.describe(), ")");
-  return std::make_unique<FloatMatmul>(w, isa.dots, isa.dequantize, isa.f32_dots, isa.tile_tokens, cat(family, "/", isa.name), pool);
+  return std::make_unique<FloatMatmul>(w, isa.dots, isa.dequantize, isa.f32_dots, isa.tile_tokens,
+                                       cat(family, "/", isa.name), pool);
 }
 
 }  // namespace
@@ -163,30 +169,37 @@ KernelFamily float_kernel_family() {
 }
 
 KernelFamily q6_k_kernel_family() {
-  return {"q6_k", "Q6_K dequantized in registers x float, float accumulation (AVX2+F16C / AVX-512)", score<is_q6_k>,
+  return {"q6_k", "Q6_K values x float per sub-block of 16, times its step, float accumulation (AVX2+F16C / AVX-512)", score<is_q6_k>,
           [](const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
             return make<is_q6_k>(w, cpu, pool, "q6_k", "Q6_K");
           }};
 }
 
 KernelFamily q4_k_kernel_family() {
-  return {"q4_k", "Q4_K / Q5_K dequantized in registers x float, float accumulation (AVX2+F16C / AVX-512)",
+  return {"q4_k", "Q4_K / Q5_K values x float per sub-block of 32, times its step, less its min, float accumulation (AVX2+F16C / AVX-512)",
           score<is_q4_k_or_q5_k>, [](const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
             return make<is_q4_k_or_q5_k>(w, cpu, pool, "q4_k", "Q4_K or Q5_K");
           }};
 }
 
 KernelFamily q2_k_kernel_family() {
-  return {"q2_k", "Q2_K's 2-bit values x float per sub-block of 16, times its step, float accumulation (AVX2+F16C / AVX-512)",
+  return {"q2_k", "Q2_K values x float per sub-block of 16, times its step, less its min, float accumulation (AVX2+F16C / AVX-512)",
           score<is_q2_k>, [](const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
             return make<is_q2_k>(w, cpu, pool, "q2_k", "Q2_K");
           }};
 }
 
 KernelFamily q3_k_kernel_family() {
-  return {"q3_k", "Q3_K's 3-bit values x float per sub-block of 16, times its step, float accumulation (AVX2+F16C / AVX-512)",
+  return {"q3_k", "Q3_K values x float per sub-block of 16, times its step, float accumulation (AVX2+F16C / AVX-512)",
           score<is_q3_k>, [](const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
             return make<is_q3_k>(w, cpu, pool, "q3_k", "Q3_K");
+          }};
+}
+
+KernelFamily q4_1_kernel_family() {
+  return {"q4_1", "Q4_1 / Q5_0 / Q5_1 values x float per block of 32, times its step, plus its offset, float accumulation (AVX2+F16C / AVX-512)",
+          score<is_q4_1_family>, [](const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
+            return make<is_q4_1_family>(w, cpu, pool, "q4_1", "Q4_1, Q5_0 or Q5_1");
           }};
 }
 

@@ -1,11 +1,18 @@
 // Kernel families (dispatch.h) for weights used with float activations,
 // accumulated in float, with AVX-512 or AVX2 + F16C: output heads and
-// embeddings (BitNet 2B-4T's F16 head is 656 MB of a token's 1.18 GB) and
-// float models. The layout is the file's (rows of k values), copied at load
-// into memory the kernel owns (huge pages).
+// embeddings (BitNet 2B-4T's F16 head is 656 MB of a token's 1.18 GB), float
+// models and llama.cpp's k-quants. The layout is the file's (rows of k
+// values), copied at load into memory the kernel owns (huge pages).
 //   f16:  F16, BF16 and F32 rows
-//   q6_k: Q6_K rows (6.56 bits a weight), unpacked and dequantized in registers
-//   q4_k: Q4_K and Q5_K rows (4.5 / 5.5 bits a weight: "Q4_K_M", "Q5_K_M" files), the same way
+//   q6_k: Q6_K rows (6.56 bits a weight)
+//   q4_k: Q4_K and Q5_K rows (4.5 / 5.5 bits a weight: "Q4_K_M", "Q5_K_M" files)
+//   q3_k: Q3_K rows (3.44 bits a weight: "Q3_K_S/M/L" files)
+//   q2_k: Q2_K rows (2.63 bits a weight: "Q2_K" files)
+//   q4_1: Q4_1, Q5_0, Q5_1 rows (5, 5.5, 6 bits a weight: older files, and
+//         k-quant mixes whose rows are not a multiple of 256)
+// The k-quant families sum values times activations per sub-block and scale
+// the sums (one to four tokens), or dequantize a tile of rows exactly and run
+// the F32 tile (more tokens): docs/kernels.md "The k-quant families".
 #pragma once
 
 #include "kernels/dispatch.h"
@@ -17,5 +24,6 @@ KernelFamily q6_k_kernel_family();
 KernelFamily q4_k_kernel_family();
 KernelFamily q2_k_kernel_family();
 KernelFamily q3_k_kernel_family();
+KernelFamily q4_1_kernel_family();
 
 }  // namespace lowbit

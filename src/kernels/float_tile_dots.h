@@ -21,13 +21,18 @@ inline constexpr int kFloatTileTokens = 4;
 //   y[t * y_stride + r] = sum_k W[r][k] * x[t][k], accumulated in float.
 // xsum: the sums of x over each sub-block of the type that reads them (token
 // t's at xsum + t * x_stride / sub-block): 32 features for Q4_K and Q5_K
-// (simd_k_quant_body.h), 16 for Q2_K (simd_q2_k_body.h); nullptr for the
-// other types. float_xsum_group names the size.
+// (simd_k_quant_body.h) and for Q4_1 and Q5_1 (simd_q4_1_body.h), 16
+// for Q2_K (simd_q2_k_body.h); nullptr for the other types.
+// float_xsum_group names the size.
 using FloatTileDots = void (*)(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride,
                                const float* xsum, int tokens, int64_t k, float* y, int64_t y_stride);
 // Features per xsum entry for a type's tiles; 0: they read none.
 inline int64_t float_xsum_group(GgmlType type) {
-  return type == GgmlType::Q4_K || type == GgmlType::Q5_K ? 32 : type == GgmlType::Q2_K ? 16 : 0;
+  switch (type) {
+    case GgmlType::Q4_K: case GgmlType::Q5_K: case GgmlType::Q4_1: case GgmlType::Q5_1: return 32;
+    case GgmlType::Q2_K: return 16;
+    default: return 0;
+  }
 }
 
 // nullptr for a type the family does not read. prefetch: one-token rows of
@@ -39,7 +44,7 @@ FloatTileDots float_tile_dots_avx512(GgmlType type, bool prefetch);
 FloatTileDots float_tile_dots_avx2(GgmlType type, bool prefetch);
 
 // One row of `blocks` blocks into floats, exactly as the type's
-// dequantize_row gives them: Q2_K, Q4_K, Q5_K and Q6_K, whose many-token products
+// dequantize_row gives them: the k-quants and Q4_1, Q5_0, Q5_1, whose many-token products
 // dequantize a tile of rows once and run the F32 tile over it; nullptr for
 // the other types.
 using FloatRowDequantize = void (*)(const uint8_t* row, int64_t blocks, float* out);

@@ -8,6 +8,7 @@
 #include "kernels/read_streams.h"
 #include "kernels/simd_k_quant_body.h"
 #include "kernels/simd_q2_k_body.h"
+#include "kernels/simd_q4_1_body.h"
 #include "kernels/simd_signed_k_body.h"
 
 namespace lowbit::simd {
@@ -267,6 +268,9 @@ FloatTileDots float_tile_dots_for(GgmlType type, bool prefetch) {
     case GgmlType::F32: return prefetch ? float_tile_dots<S, F32Row<S>, true> : float_tile_dots<S, F32Row<S>, false>;
     case GgmlType::F16: return prefetch ? float_tile_dots<S, F16Row<S>, true> : float_tile_dots<S, F16Row<S>, false>;
     case GgmlType::BF16: return prefetch ? float_tile_dots<S, Bf16Row<S>, true> : float_tile_dots<S, Bf16Row<S>, false>;
+    case GgmlType::Q4_1: return q4_1_tile_dots<S, Q4_1Values>;
+    case GgmlType::Q5_0: return q4_1_tile_dots<S, Q5_0Values>;
+    case GgmlType::Q5_1: return q4_1_tile_dots<S, Q5_1Values>;
     case GgmlType::Q2_K: return q2_k_tile_dots<S>;
     case GgmlType::Q4_K: return k_quant_tile_dots<S, Q4KValues>;
     case GgmlType::Q5_K: return k_quant_tile_dots<S, Q5KValues>;
@@ -279,6 +283,9 @@ FloatTileDots float_tile_dots_for(GgmlType type, bool prefetch) {
 template <class S>
 FloatRowDequantize float_row_dequantize_for(GgmlType type) {
   switch (type) {
+    case GgmlType::Q4_1: return q4_1_dequantize<S, Q4_1Values>;
+    case GgmlType::Q5_0: return q4_1_dequantize<S, Q5_0Values>;
+    case GgmlType::Q5_1: return q4_1_dequantize<S, Q5_1Values>;
     case GgmlType::Q2_K: return q2_k_dequantize<S>;
     case GgmlType::Q4_K: return k_quant_dequantize<S, Q4KValues>;
     case GgmlType::Q5_K: return k_quant_dequantize<S, Q5KValues>;

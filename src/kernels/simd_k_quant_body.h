@@ -18,17 +18,20 @@
 
 namespace lowbit::simd {
 
-// A super-block's 256 values into bytes, 64 (a sub-block pair) per step.
+// A super-block's 256 values less kCenter (the middle of their range) into
+// signed bytes, 64 (a sub-block pair) per step.
 struct Q4KValues {
   static constexpr int64_t kBlockBytes = sizeof(BlockQ4_K);
-  static void unpack(const uint8_t* block, uint8_t* v /* [256] */) {
-    const __m256i low4 = _mm256_set1_epi8(0x0f);
+  static constexpr int kCenter = 8;
+  static void unpack(const uint8_t* block, int8_t* v /* [256] */) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f), center = _mm256_set1_epi8(kCenter);
     const uint8_t* qs = block + offsetof(BlockQ4_K, qs);
     #pragma GCC unroll 4
     for (int p = 0; p < 4; ++p) {
       const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * p));
-      _mm256_store_si256(reinterpret_cast<__m256i*>(v + 64 * p), _mm256_and_si256(q, low4));
-      _mm256_store_si256(reinterpret_cast<__m256i*>(v + 64 * p + 32), _mm256_and_si256(_mm256_srli_epi16(q, 4), low4));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(v + 64 * p), _mm256_sub_epi8(_mm256_and_si256(q, low4), center));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(v + 64 * p + 32),
+                         _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), center));
     }
   }
 };
@@ -38,20 +41,24 @@ struct Q4KValues {
 // that lands on a byte's bit 4 comes from the other byte) and a mask.
 struct Q5KValues {
   static constexpr int64_t kBlockBytes = sizeof(BlockQ5_K);
+  static constexpr int kCenter = 16;
   template <int kBit>
   static __m256i bit_to_4(__m256i qh) {
     const __m256i shifted = kBit <= 4 ? _mm256_slli_epi16(qh, 4 - kBit) : _mm256_srli_epi16(qh, kBit - 4);
     return _mm256_and_si256(shifted, _mm256_set1_epi8(0x10));
   }
   template <int kPair>
-  static void unpack_pair(const uint8_t* qs, __m256i qh, __m256i low4, uint8_t* v) {
+  static void unpack_pair(const uint8_t* qs, __m256i qh, __m256i low4, int8_t* v) {
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * kPair));
+    const __m256i center = _mm256_set1_epi8(kCenter);
     _mm256_store_si256(reinterpret_cast<__m256i*>(v + 64 * kPair),
-                       _mm256_or_si256(_mm256_and_si256(q, low4), bit_to_4<2 * kPair>(qh)));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(v + 64 * kPair + 32),
-                       _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), bit_to_4<2 * kPair + 1>(qh)));
+                       _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(q, low4), bit_to_4<2 * kPair>(qh)), center));
+    _mm256_store_si256(
+        reinterpret_cast<__m256i*>(v + 64 * kPair + 32),
+        _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), bit_to_4<2 * kPair + 1>(qh)),
+                        center));
   }
-  static void unpack(const uint8_t* block, uint8_t* v /* [256] */) {
+  static void unpack(const uint8_t* block, int8_t* v /* [256] */) {
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     const uint8_t* qs = block + offsetof(BlockQ5_K, qs);
     const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + offsetof(BlockQ5_K, qh)));
@@ -90,14 +97,16 @@ inline void k_quant_steps(const uint8_t* block, __m256* step, __m256* offset) {
   *offset = _mm256_mul_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(scale)), to_floats(m));
 }
 
-// Sub-block j (32 values) contributes
-//   sum_l (step_j * q_l - offset_j) * x_l = step_j * (sum_l q_l * x_l) - offset_j * xsum_j,
+// Sub-block j (32 values q_l, centred as v_l = q_l - c) contributes
+//   sum_l (step_j q_l - offset_j) x_l = step_j * sum_l v_l x_l + (c step_j - offset_j) * xsum_j,
 // with step_j = d * sc[j] and offset_j = dmin * m[j] rounded to float as the
 // dequantization rounds them, and xsum_j the sum of the sub-block's x (one per
 // token, computed once per matmul call). Factored so, a weight costs one
 // convert and one fma per token instead of a convert, a multiply, a subtract
 // and an fma; the rounding of step_j * q_l (the dequantized weight's own
-// rounding) is left out, an error of the order of the float sums' own.
+// rounding) is left out. Centring keeps both terms near the weights' own
+// size: with q_l itself, step_j * sum q_l x_l and offset_j * xsum_j can be
+// many times the result and cancel, and their rounding with them.
 template <class S, class Values, int kTokens>
 void k_quant_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stride, const float* xsum, float* y,
                  int64_t y_stride) {
@@ -108,23 +117,25 @@ void k_quant_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_s
   constexpr int kAcc = kTokens == 1 ? 4 : kTokens == 2 ? 2 : 1;
   const int64_t xsum_stride = x_stride / 32;
   V total[kTokens][kAcc];
-  __m256 mins[kTokens];  // per sub-block lane: the offsets times the x sums
+  __m256 biases[kTokens];  // per sub-block lane: (c step - offset) times the x sums
   #pragma GCC unroll 8
   for (int t = 0; t < kTokens; ++t) {
     #pragma GCC unroll 4
     for (int a = 0; a < kAcc; ++a) total[t][a] = S::zero();
-    mins[t] = _mm256_setzero_ps();
+    biases[t] = _mm256_setzero_ps();
   }
   // Unpacked one block ahead, so a block's loads do not wait on its own
   // 8-byte stores (a load spanning two stores in flight cannot be forwarded).
-  alignas(64) uint8_t unpacked[2][256];
+  alignas(64) int8_t unpacked[2][256];
   if (blocks > 0) Values::unpack(row, unpacked[0]);
   for (int64_t i = 0; i < blocks; ++i) {
     const uint8_t* block = row + i * Values::kBlockBytes;
     if (i + 1 < blocks) Values::unpack(block + Values::kBlockBytes, unpacked[(i + 1) & 1]);
-    const uint8_t* v = unpacked[i & 1];
+    const int8_t* v = unpacked[i & 1];
     __m256 steps, offsets;
     k_quant_steps(block, &steps, &offsets);
+    // c step is exact (c a power of two), the difference rounded once.
+    const __m256 bias = _mm256_sub_ps(_mm256_mul_ps(_mm256_set1_ps(Values::kCenter), steps), offsets);
     alignas(32) float step[8];
     _mm256_store_ps(step, steps);
     const float* xb = x + i * 256;
@@ -132,7 +143,7 @@ void k_quant_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_s
     for (int j = 0; j < 8; ++j) {
       V q[kSubBlockVectors];
       #pragma GCC unroll 4
-      for (int c = 0; c < kSubBlockVectors; ++c) q[c] = S::load_u8(v + 32 * j + c * S::kLanes);
+      for (int c = 0; c < kSubBlockVectors; ++c) q[c] = S::load_i8(v + 32 * j + c * S::kLanes);
       const V vs = S::set1(step[j]);
       #pragma GCC unroll 8
       for (int t = 0; t < kTokens; ++t) {
@@ -145,17 +156,17 @@ void k_quant_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_s
     }
     #pragma GCC unroll 8
     for (int t = 0; t < kTokens; ++t)
-      mins[t] = _mm256_fmadd_ps(offsets, _mm256_loadu_ps(xsum + t * xsum_stride + i * 8), mins[t]);
+      biases[t] = _mm256_fmadd_ps(bias, _mm256_loadu_ps(xsum + t * xsum_stride + i * 8), biases[t]);
   }
   #pragma GCC unroll 8
   for (int t = 0; t < kTokens; ++t) {
     V sum = total[t][0];
     #pragma GCC unroll 4
     for (int a = 1; a < kAcc; ++a) sum = S::add(sum, total[t][a]);
-    __m128 m = _mm_add_ps(_mm256_castps256_ps128(mins[t]), _mm256_extractf128_ps(mins[t], 1));
-    m = _mm_add_ps(m, _mm_movehl_ps(m, m));
-    m = _mm_add_ss(m, _mm_movehdup_ps(m));
-    y[t * y_stride] = S::reduce_add(sum) - _mm_cvtss_f32(m);
+    __m128 b = _mm_add_ps(_mm256_castps256_ps128(biases[t]), _mm256_extractf128_ps(biases[t], 1));
+    b = _mm_add_ps(b, _mm_movehl_ps(b, b));
+    b = _mm_add_ss(b, _mm_movehdup_ps(b));
+    y[t * y_stride] = S::reduce_add(sum) + _mm_cvtss_f32(b);
   }
 }
 
@@ -164,7 +175,8 @@ void k_quant_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_s
 // a tile of rows so dequantized (float_matmul.cpp), the cost shared by all.
 template <class S, class Values>
 void k_quant_dequantize(const uint8_t* row, int64_t blocks, float* out) {
-  alignas(64) uint8_t v[256];
+  alignas(64) int8_t v[256];
+  const typename S::V center = S::set1(static_cast<float>(Values::kCenter));
   for (int64_t i = 0; i < blocks; ++i) {
     const uint8_t* block = row + i * Values::kBlockBytes;
     Values::unpack(block, v);
@@ -178,7 +190,7 @@ void k_quant_dequantize(const uint8_t* row, int64_t blocks, float* out) {
     for (int j = 0; j < 8; ++j) {
       const typename S::V vs = S::set1(step[j]), vo = S::set1(offset[j]);
       #pragma GCC unroll 4
-      for (int c = 0; c < 32; c += S::kLanes) S::store(o + 32 * j + c, S::sub(S::mul(S::load_u8(v + 32 * j + c), vs), vo));
+      for (int c = 0; c < 32; c += S::kLanes) S::store(o + 32 * j + c, S::sub(S::mul(S::add(S::load_i8(v + 32 * j + c), center), vs), vo));
     }
   }
 }

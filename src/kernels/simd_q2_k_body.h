@@ -1,10 +1,11 @@
 // FloatTileDots (float_tile_dots.h) for Q2_K rows (quant/q2_k.h), written
 // once over a lane type S (x86_avx2/simd_avx2.h, x86_avx512/simd_avx512.h),
-// as simd_k_quant_body.h does for Q4_K and Q5_K: sub-block s (16 values)
-// contributes step_s * sum_l q_l * x_l - offset_s * xsum_s, with step_s =
-// d * (sc & 15) and offset_s = dmin * (sc >> 4) rounded as the dequantization
-// rounds them, and xsum_s the sum of the sub-block's 16 x. The unpack and the
-// steps use AVX2, which every build including this body has.
+// as simd_k_quant_body.h does for Q4_K and Q5_K: sub-block s (16 values,
+// centred as v = q - 2) contributes step_s * sum_l v_l * x_l + (2 step_s -
+// offset_s) * xsum_s, with step_s = d * (sc & 15) and offset_s = dmin *
+// (sc >> 4) rounded as the dequantization rounds them, and xsum_s the sum of
+// the sub-block's 16 x. The unpack and the steps use AVX2, which every build
+// including this body has.
 #pragma once
 
 #include <cstddef>
@@ -18,18 +19,22 @@
 
 namespace lowbit::simd {
 
-// A super-block's 256 2-bit values into bytes. Bits 2j..2j+1 of qs[32h + l]
-// are element 128h + 32j + l; a 16-bit shift by 2j < 8 and a mask of each
-// byte's low 2 bits keep every value within its byte.
-inline void unpack_q2_k(const uint8_t* block, uint8_t* v /* [256] */) {
-  const __m256i low2 = _mm256_set1_epi8(3);
+// A super-block's 256 2-bit values less 2 (-2..1) into signed bytes. Bits
+// 2j..2j+1 of qs[32h + l] are element 128h + 32j + l; a 16-bit shift by 2j < 8
+// and a mask of each byte's low 2 bits keep every value within its byte.
+inline constexpr int kQ2KCenter = 2;
+inline void unpack_q2_k(const uint8_t* block, int8_t* v /* [256] */) {
+  const __m256i low2 = _mm256_set1_epi8(3), center = _mm256_set1_epi8(kQ2KCenter);
+  const auto store = [&](int at, __m256i q) {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(v + at), _mm256_sub_epi8(_mm256_and_si256(q, low2), center));
+  };
   #pragma GCC unroll 2
   for (int h = 0; h < 2; ++h) {
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + offsetof(BlockQ2_K, qs) + 32 * h));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(v + 128 * h), _mm256_and_si256(q, low2));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(v + 128 * h + 32), _mm256_and_si256(_mm256_srli_epi16(q, 2), low2));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(v + 128 * h + 64), _mm256_and_si256(_mm256_srli_epi16(q, 4), low2));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(v + 128 * h + 96), _mm256_and_si256(_mm256_srli_epi16(q, 6), low2));
+    store(128 * h, q);
+    store(128 * h + 32, _mm256_srli_epi16(q, 2));
+    store(128 * h + 64, _mm256_srli_epi16(q, 4));
+    store(128 * h + 96, _mm256_srli_epi16(q, 6));
   }
 }
 
@@ -61,22 +66,25 @@ void q2_k_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stri
   constexpr int kAcc = kTokens == 1 ? 4 : kTokens == 2 ? 2 : 1;  // short fma chains, as k_quant_row
   const int64_t xsum_stride = x_stride / 16;
   V total[kTokens][kAcc];
-  __m256 mins[kTokens];
+  __m256 biases[kTokens];  // per sub-block lane: (2 step - offset) times the x sums
   #pragma GCC unroll 8
   for (int t = 0; t < kTokens; ++t) {
     #pragma GCC unroll 4
     for (int a = 0; a < kAcc; ++a) total[t][a] = S::zero();
-    mins[t] = _mm256_setzero_ps();
+    biases[t] = _mm256_setzero_ps();
   }
-  alignas(64) uint8_t unpacked[2][256];  // one block ahead, as k_quant_row
+  alignas(64) int8_t unpacked[2][256];  // one block ahead, as k_quant_row
   constexpr int64_t kBlockBytes = sizeof(BlockQ2_K);
   if (blocks > 0) unpack_q2_k(row, unpacked[0]);
   for (int64_t i = 0; i < blocks; ++i) {
     const uint8_t* block = row + i * kBlockBytes;
     if (i + 1 < blocks) unpack_q2_k(block + kBlockBytes, unpacked[(i + 1) & 1]);
-    const uint8_t* v = unpacked[i & 1];
+    const int8_t* v = unpacked[i & 1];
     __m256 steps[2], offsets[2];
     q2_k_steps(block, steps, offsets);
+    const __m256 two = _mm256_set1_ps(kQ2KCenter);  // 2 step exact, the difference rounded once
+    const __m256 bias[2] = {_mm256_sub_ps(_mm256_mul_ps(two, steps[0]), offsets[0]),
+                            _mm256_sub_ps(_mm256_mul_ps(two, steps[1]), offsets[1])};
     alignas(32) float step[16];
     _mm256_store_ps(step, steps[0]);
     _mm256_store_ps(step + 8, steps[1]);
@@ -85,7 +93,7 @@ void q2_k_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stri
     for (int s = 0; s < 16; ++s) {
       V q[kSubBlockVectors];
       #pragma GCC unroll 2
-      for (int c = 0; c < kSubBlockVectors; ++c) q[c] = S::load_u8(v + 16 * s + c * S::kLanes);
+      for (int c = 0; c < kSubBlockVectors; ++c) q[c] = S::load_i8(v + 16 * s + c * S::kLanes);
       const V vs = S::set1(step[s]);
       #pragma GCC unroll 8
       for (int t = 0; t < kTokens; ++t) {
@@ -99,8 +107,8 @@ void q2_k_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stri
     #pragma GCC unroll 8
     for (int t = 0; t < kTokens; ++t) {
       const float* st = xsum + t * xsum_stride + i * 16;
-      mins[t] = _mm256_fmadd_ps(offsets[0], _mm256_loadu_ps(st), mins[t]);
-      mins[t] = _mm256_fmadd_ps(offsets[1], _mm256_loadu_ps(st + 8), mins[t]);
+      biases[t] = _mm256_fmadd_ps(bias[0], _mm256_loadu_ps(st), biases[t]);
+      biases[t] = _mm256_fmadd_ps(bias[1], _mm256_loadu_ps(st + 8), biases[t]);
     }
   }
   #pragma GCC unroll 8
@@ -108,10 +116,10 @@ void q2_k_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stri
     V sum = total[t][0];
     #pragma GCC unroll 4
     for (int a = 1; a < kAcc; ++a) sum = S::add(sum, total[t][a]);
-    __m128 m = _mm_add_ps(_mm256_castps256_ps128(mins[t]), _mm256_extractf128_ps(mins[t], 1));
-    m = _mm_add_ps(m, _mm_movehl_ps(m, m));
-    m = _mm_add_ss(m, _mm_movehdup_ps(m));
-    y[t * y_stride] = S::reduce_add(sum) - _mm_cvtss_f32(m);
+    __m128 b = _mm_add_ps(_mm256_castps256_ps128(biases[t]), _mm256_extractf128_ps(biases[t], 1));
+    b = _mm_add_ps(b, _mm_movehl_ps(b, b));
+    b = _mm_add_ss(b, _mm_movehdup_ps(b));
+    y[t * y_stride] = S::reduce_add(sum) + _mm_cvtss_f32(b);
   }
 }
 
@@ -119,7 +127,8 @@ void q2_k_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stri
 // tokens' tiles (float_matmul.cpp).
 template <class S>
 void q2_k_dequantize(const uint8_t* row, int64_t blocks, float* out) {
-  alignas(64) uint8_t v[256];
+  alignas(64) int8_t v[256];
+  const typename S::V center = S::set1(static_cast<float>(kQ2KCenter));
   for (int64_t i = 0; i < blocks; ++i) {
     const uint8_t* block = row + i * static_cast<int64_t>(sizeof(BlockQ2_K));
     unpack_q2_k(block, v);
@@ -135,7 +144,7 @@ void q2_k_dequantize(const uint8_t* row, int64_t blocks, float* out) {
     for (int s = 0; s < 16; ++s) {
       const typename S::V vs = S::set1(step[s]), vo = S::set1(offset[s]);
       #pragma GCC unroll 2
-      for (int c = 0; c < 16; c += S::kLanes) S::store(o + 16 * s + c, S::sub(S::mul(S::load_u8(v + 16 * s + c), vs), vo));
+      for (int c = 0; c < 16; c += S::kLanes) S::store(o + 16 * s + c, S::sub(S::mul(S::add(S::load_i8(v + 16 * s + c), center), vs), vo));
     }
   }
 }

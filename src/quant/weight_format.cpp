@@ -11,6 +11,7 @@
 #include "quant/q2_k.h"
 #include "quant/q3_k.h"
 #include "quant/q4_0.h"
+#include "quant/q4_1.h"
 #include "quant/q4_k.h"
 #include "quant/q5_k.h"
 #include "quant/q6_k.h"
@@ -29,6 +30,9 @@ constexpr std::array kFormats = {
     WeightFormat{GgmlType::BF16, dequantize_row_bf16, quantize_row_bf16, nullptr},
     WeightFormat{GgmlType::Q8_0, dequantize_row_q8_0, quantize_row_q8_0, dot_i8_q8_0},
     WeightFormat{GgmlType::Q4_0, dequantize_row_q4_0, quantize_row_q4_0, dot_i8_q4_0},
+    WeightFormat{GgmlType::Q4_1, dequantize_row_q4_1, quantize_row_q4_1, nullptr},
+    WeightFormat{GgmlType::Q5_0, dequantize_row_q5_0, quantize_row_q5_0, nullptr},
+    WeightFormat{GgmlType::Q5_1, dequantize_row_q5_1, quantize_row_q5_1, nullptr},
     WeightFormat{GgmlType::IQ4_NL, dequantize_row_iq4_nl, quantize_row_iq4_nl, dot_i8_iq4_nl},
     WeightFormat{GgmlType::Q2_K, dequantize_row_q2_K, quantize_row_q2_K, nullptr},
     WeightFormat{GgmlType::Q3_K, dequantize_row_q3_K, quantize_row_q3_K, nullptr},

@@ -82,7 +82,10 @@ uint32_t llama_file_type(GgmlType type) {
     case GgmlType::F32: return 0;
     case GgmlType::F16: return 1;
     case GgmlType::Q4_0: return 2;
+    case GgmlType::Q4_1: return 3;
     case GgmlType::Q8_0: return 7;
+    case GgmlType::Q5_0: return 8;
+    case GgmlType::Q5_1: return 9;
     case GgmlType::IQ4_NL: return 25;
     case GgmlType::Q2_K: return 10;  // LLAMA_FTYPE_MOSTLY_Q2_K
     case GgmlType::Q3_K: return 11;  // LLAMA_FTYPE_MOSTLY_Q3_K_S: Q3_K throughout

@@ -97,14 +97,15 @@ TEST(QuantizeCommand, Llama2cToQ8_0RunsAndReportsFallbacks) {
 }
 
 // k-quant mixes (Q4_K, Q3_K or Q2_K matrices, a Q6_K embedding / head, as
-// llama.cpp's Q4_K_M, Q3_K and Q2_K files hold) written from a float dummy: the
-// k-quant float families run them, one token and many (the prompt), within
-// verify's lossless tolerance of the reference.
-TEST(QuantizeCommand, KQuantMixesRunLosslessly) {
+// llama.cpp's Q4_K_M, Q3_K and Q2_K files hold), and the older Q4_1, Q5_0,
+// Q5_1, written from a float dummy: the float families run them, one token
+// and many (the prompt), within verify's lossless tolerance of the reference.
+TEST(QuantizeCommand, BlockQuantMixesRunLosslessly) {
   const std::string f16 = testing::temp_path("kquant-tiny-f16.gguf");
   testing::Outcome o = run_lowbit("gen-model --shape tiny --type f16 --seed 5 -o " + quote(f16));
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  for (const auto& [type, family] : std::vector<std::pair<std::string, std::string>>{{"q4_K", "q4_k"}, {"q3_K", "q3_k"}, {"q2_K", "q2_k"}}) {
+  for (const auto& [type, family] : std::vector<std::pair<std::string, std::string>>{
+           {"q4_K", "q4_k"}, {"q3_K", "q3_k"}, {"q2_K", "q2_k"}, {"q4_1", "q4_1"}, {"q5_0", "q4_1"}, {"q5_1", "q4_1"}}) {
     const std::string mix = testing::temp_path("kquant-tiny-" + type + ".gguf");
     o = run_lowbit("quantize " + quote(f16) + " " + quote(mix) + " --type " + type + " --embd-type q6_K");
     ASSERT_EQ(o.exit_code, 0) << o.err;
