@@ -22,6 +22,7 @@ std::unique_ptr<Matmul> iq4_nl_make(const WeightView& w, const CpuFeatures& cpu,
          ", cpu: ", cpu.describe(), ")");
   Vnni4Layout layout = pack_nibble_blocks(w, pool);  // the indices as stored
   Vnni4Spec spec{"iq4_nl/avx2", int4_lut_gemv_avx2, 0, {}, 1.0f, {}};
+  spec.tokens = int4_lut_tokens_avx2;
   for (int i = 0; i < 16; ++i) spec.lut[static_cast<size_t>(i)] = static_cast<uint8_t>(kIq4NlValues[static_cast<size_t>(i)]);
   return make_vnni4_matmul(std::move(layout), std::move(spec));
 }

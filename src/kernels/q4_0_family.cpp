@@ -47,7 +47,9 @@ std::unique_ptr<Matmul> q4_0_make(const WeightView& w, const CpuFeatures& cpu, T
          ", cpu: ", cpu.describe(), ")");
   Vnni4Layout layout = pack_nibble_blocks(w, pool);
   // The kernel is plain AVX2 at every level (vnni4_matmul.h), hence its name.
-  return make_vnni4_matmul(std::move(layout), Vnni4Spec{"q4_0/avx2", kernel, -8, {}, 1.0f, {}});
+  Vnni4Spec spec{"q4_0/avx2", kernel, -8, {}, 1.0f, {}};
+  spec.tokens = int4_linear_tokens_avx2;
+  return make_vnni4_matmul(std::move(layout), std::move(spec));
 }
 
 }  // namespace

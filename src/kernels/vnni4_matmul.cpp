@@ -43,6 +43,21 @@ class Vnni4Matmul final : public Matmul {
       }
       begin += per * parts;
     }
+    if (spec_.tokens != nullptr && in.tokens() > 1) {
+      // Several tokens: up to kVnni4MaxTokens at a time per row block, the
+      // block's codes unpacked once for them (a lone last token alone).
+      alignas(64) float outs[kVnni4MaxTokens][kVnni4Rows];
+      Vnni4Task tasks[kVnni4MaxTokens];
+      for (int64_t rb = begin; rb < end; ++rb)
+        for (int64_t t0 = 0; t0 < in.tokens(); t0 += kVnni4MaxTokens) {
+          const int count = static_cast<int>(std::min<int64_t>(kVnni4MaxTokens, in.tokens() - t0));
+          for (int k = 0; k < count; ++k) tasks[k] = task(in, sums, rb, t0 + k, outs[k]);
+          if (count == 1) spec_.kernel(tasks[0]);
+          else spec_.tokens(tasks, count);
+          for (int k = 0; k < count; ++k) store(outs[k], rb, t0 + k, y);
+        }
+      return;
+    }
     for (int64_t rb = begin; rb < end; ++rb)
       for (int64_t t = 0; t < in.tokens(); ++t) {
         spec_.kernel(task(in, sums, rb, t, out));

@@ -20,6 +20,7 @@ struct Vnni4Streams {
   int count = 0;  // 2..kVnni4MaxStreams
 };
 inline constexpr int kVnni4MaxStreams = 4;
+inline constexpr int kVnni4MaxTokens = 4;
 
 struct Vnni4Spec {
   std::string name;         // "int2/avx512"
@@ -32,6 +33,9 @@ struct Vnni4Spec {
   Vnni4Streams streams;
   // One token: two row blocks far apart (Matmul::forward_pair), where set.
   void (*pair)(const Vnni4Task* tasks) = nullptr;
+  // Several tokens: one row block times tasks[0..count) (2..kVnni4MaxTokens
+  // tokens), each out bitwise what `kernel` gives it, where set.
+  void (*tokens)(const Vnni4Task* tasks, int count) = nullptr;
 };
 
 std::unique_ptr<Matmul> make_vnni4_matmul(Vnni4Layout layout, Vnni4Spec spec);
@@ -71,9 +75,13 @@ void int1_gemv_avx2(const Vnni4Task& t);
 // sums; the only int4 kernel so far, run at every ISA level (VNNI variants
 // would need a machine with them to test on).
 void int4_linear_gemv_avx2(const Vnni4Task& t);
+// The same for 2..kVnni4MaxTokens tokens of one row block (Vnni4Spec::tokens):
+// each step's nibbles unpacked once for all of them.
+void int4_linear_tokens_avx2(const Vnni4Task* tasks, int count);
 // 4-bit indices into 16 signed int8 values in Vnni4Task::lut (IQ4_NL's
 // codebook, xsum factor 0), plain AVX2 at every ISA level too.
 void int4_lut_gemv_avx2(const Vnni4Task& t);
+void int4_lut_tokens_avx2(const Vnni4Task* tasks, int count);  // 2..kVnni4MaxTokens tokens, as int4_linear_tokens_avx2
 void q8_0_gemv_avx512(const Vnni4Task& t);
 void q8_0_gemv_avx512_t0(const Vnni4Task& t);
 void q8_0_gemv_avx_vnni(const Vnni4Task& t);

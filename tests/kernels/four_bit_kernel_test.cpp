@@ -37,7 +37,7 @@ TEST(FourBitKernels, MatchReferenceBitExact) {
                                                             {19, 4064}, {21, 6912}, {9, 8352}};
   for (const FourBit& f : four_bit_formats())
     for (const auto& [rows, cols] : shapes)
-      for (int64_t tokens : {1, 3}) {
+      for (int64_t tokens : {1, 2, 3, 4, 7}) {
         const auto data = random_scaled_blocks(f.type, rows, cols, rows * 7 + cols);
         const auto names = expect_family_matches_reference(f.family, f.type, data, rows, cols, tokens, tokens);
         EXPECT_FALSE(names.empty()) << "no " << f.family << " kernel ran";

@@ -160,6 +160,54 @@ void int4_linear_gemv_int16(const Vnni4Task& t) {
   });
 }
 
+// int4_linear_gemv_int16 for kTokens tokens of the same row block (tasks
+// differ in x, xsum, inv and out only): each step's nibbles are unpacked once
+// for all of them, and each token's sums are exactly the one-token kernel's
+// (the same int16 windows, the same order), so its out is the same bits.
+template <int kTokens>
+void int4_linear_tokens_int16(const Vnni4Task* tasks) {
+  const Vnni4Task& t0 = tasks[0];
+  const __m256i nibble = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
+  constexpr int64_t kWindow = kInt4Int16Steps;  // steps summed in int16 before each vpmaddwd
+  __m256 acc[kTokens][2];
+  for (int k = 0; k < kTokens; ++k) acc[k][0] = acc[k][1] = _mm256_setzero_ps();
+  int64_t xoff = 0;
+  for (int64_t g = 0; g < t0.groups; ++g) {
+    const uint8_t* c = vnni4_group_codes(t0, g);
+    __m256i d[kTokens][2];
+    for (int k = 0; k < kTokens; ++k) d[k][0] = d[k][1] = _mm256_setzero_si256();
+    for (int64_t s0 = 0; s0 < t0.steps_per_group; s0 += kWindow) {
+      const int64_t s1 = std::min(t0.steps_per_group, s0 + kWindow);
+      __m256i a[kTokens][2];
+      for (int k = 0; k < kTokens; ++k) a[k][0] = a[k][1] = _mm256_setzero_si256();
+      for (int64_t s = s0; s < s1; s += 2, c += 128, xoff += 16) {
+        prefetch(c);
+        prefetch(c + 64);
+        for (int st = 0; st < 2; ++st) {
+          __m256i lo[2], hi[2];
+          for (int h = 0; h < 2; ++h) {
+            const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(c + 64 * st + 32 * h));
+            lo[h] = _mm256_and_si256(w, nibble);
+            hi[h] = _mm256_and_si256(_mm256_srli_epi16(w, 4), nibble);
+          }
+          #pragma GCC unroll 4
+          for (int k = 0; k < kTokens; ++k) {
+            const __m256i x_lo = broadcast4(tasks[k].x + xoff + 8 * st), x_hi = broadcast4(tasks[k].x + xoff + 8 * st + 4);
+            for (int h = 0; h < 2; ++h)
+              a[k][h] = _mm256_add_epi16(a[k][h], _mm256_add_epi16(_mm256_maddubs_epi16(lo[h], x_lo),
+                                                                   _mm256_maddubs_epi16(hi[h], x_hi)));
+          }
+        }
+      }
+      for (int k = 0; k < kTokens; ++k)
+        for (int h = 0; h < 2; ++h) d[k][h] = _mm256_add_epi32(d[k][h], _mm256_madd_epi16(a[k][h], ones));
+    }
+    for (int k = 0; k < kTokens; ++k)
+      for (int h = 0; h < 2; ++h) acc[k][h] = add_group(acc[k][h], d[k][h], 0, tasks[k], g, h);
+  }
+  for (int k = 0; k < kTokens; ++k) store_out(tasks[k], acc[k]);
+}
+
 // 4-bit indices into a codebook of 16 signed int8 values (IQ4_NL: t.lut,
 // I = D), plain AVX2: vpshufb looks the values up, and vpmaddubsw multiplies
 // |x| (0..128, unsigned) by the value with x's sign (vpsignb), exact for
@@ -189,6 +237,46 @@ void int4_lut_gemv_int16(const Vnni4Task& t) {
     for (int h = 0; h < 2; ++h) acc[h] = add_group(acc[h], d[h], 0, t, g, h);
   }
   store_out(t, acc);
+}
+
+// int4_lut_gemv_int16 for kTokens tokens of one row block: each step's
+// codebook values are looked up once for all of them; each token's sums are
+// the one-token kernel's, in its order, so its out is the same bits.
+template <int kTokens>
+void int4_lut_tokens_int16(const Vnni4Task* tasks) {
+  const Vnni4Task& t0 = tasks[0];
+  const __m256i nibble = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
+  const __m256i book = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t0.lut)));
+  __m256 acc[kTokens][2];
+  for (int k = 0; k < kTokens; ++k) acc[k][0] = acc[k][1] = _mm256_setzero_ps();
+  int64_t xoff = 0;
+  for (int64_t g = 0; g < t0.groups; ++g) {
+    const uint8_t* c = vnni4_group_codes(t0, g);
+    __m256i d[kTokens][2];
+    for (int k = 0; k < kTokens; ++k) d[k][0] = d[k][1] = _mm256_setzero_si256();
+    for (int64_t s = 0; s < t0.steps_per_group; ++s, c += 64, xoff += 8) {
+      prefetch(c);
+      __m256i lo[2], hi[2];
+      for (int h = 0; h < 2; ++h) {
+        const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(c + 32 * h));
+        lo[h] = _mm256_shuffle_epi8(book, _mm256_and_si256(w, nibble));
+        hi[h] = _mm256_shuffle_epi8(book, _mm256_and_si256(_mm256_srli_epi16(w, 4), nibble));
+      }
+      #pragma GCC unroll 4
+      for (int k = 0; k < kTokens; ++k) {
+        const __m256i x_lo = broadcast4(tasks[k].x + xoff), x_hi = broadcast4(tasks[k].x + xoff + 4);
+        const __m256i ax_lo = _mm256_abs_epi8(x_lo), ax_hi = _mm256_abs_epi8(x_hi);
+        for (int h = 0; h < 2; ++h) {
+          const __m256i p_lo = _mm256_maddubs_epi16(ax_lo, _mm256_sign_epi8(lo[h], x_lo));
+          const __m256i p_hi = _mm256_maddubs_epi16(ax_hi, _mm256_sign_epi8(hi[h], x_hi));
+          d[k][h] = _mm256_add_epi32(d[k][h], _mm256_add_epi32(_mm256_madd_epi16(p_lo, ones), _mm256_madd_epi16(p_hi, ones)));
+        }
+      }
+    }
+    for (int k = 0; k < kTokens; ++k)
+      for (int h = 0; h < 2; ++h) acc[k][h] = add_group(acc[k][h], d[k][h], 0, tasks[k], g, h);
+  }
+  for (int k = 0; k < kTokens; ++k) store_out(tasks[k], acc[k]);
 }
 
 // The paper's 1-bit sequence for 8 rows x 4 k (32 bits): broadcast, in-lane
@@ -311,7 +399,21 @@ void int2_gemv_avx2_int16(const Vnni4Task& t) { int2_gemv_int16(t); }
 void int2_gemv_avx_vnni(const Vnni4Task& t) { int2_gemv<true>(t); }
 void int1_gemv_avx2(const Vnni4Task& t) { int1_gemv_int16(t); }
 void int4_linear_gemv_avx2(const Vnni4Task& t) { int4_linear_gemv_int16(t); }
+void int4_linear_tokens_avx2(const Vnni4Task* tasks, int count) {
+  switch (count) {
+    case 2: return int4_linear_tokens_int16<2>(tasks);
+    case 3: return int4_linear_tokens_int16<3>(tasks);
+    default: return int4_linear_tokens_int16<4>(tasks);
+  }
+}
 void int4_lut_gemv_avx2(const Vnni4Task& t) { int4_lut_gemv_int16(t); }
+void int4_lut_tokens_avx2(const Vnni4Task* tasks, int count) {
+  switch (count) {
+    case 2: return int4_lut_tokens_int16<2>(tasks);
+    case 3: return int4_lut_tokens_int16<3>(tasks);
+    default: return int4_lut_tokens_int16<4>(tasks);
+  }
+}
 void int1_gemv_avx_vnni(const Vnni4Task& t) { int1_gemv_vnni(t); }
 void q8_0_gemv_avx_vnni(const Vnni4Task& t) { q8_0_gemv(t); }
 
