@@ -91,11 +91,13 @@ struct Q3KValues {
     uint32_t w[3];
     std::memcpy(w, block + offsetof(BlockQ3_K, scales), 12);
     constexpr uint32_t kLow4 = 0x0f0f0f0fu, kLow2 = 0x03030303u;
-    const uint32_t codes[4] = {(w[0] & kLow4) | (w[2] & kLow2) << 4, (w[1] & kLow4) | (w[2] >> 2 & kLow2) << 4,
-                               (w[0] >> 4 & kLow4) | (w[2] >> 4 & kLow2) << 4, (w[1] >> 4 & kLow4) | (w[2] >> 6 & kLow2) << 4};
-    __m128i bytes;
-    std::memcpy(&bytes, codes, 16);
-    bytes = _mm_sub_epi8(bytes, _mm_set1_epi8(32));
+    // Built in registers: four 4-byte stores read back as one 16-byte load
+    // would not forward, and stalled every block (Q3_K ran 27% slower).
+    const __m128i codes = _mm_setr_epi32(static_cast<int>((w[0] & kLow4) | (w[2] & kLow2) << 4),
+                                         static_cast<int>((w[1] & kLow4) | (w[2] >> 2 & kLow2) << 4),
+                                         static_cast<int>((w[0] >> 4 & kLow4) | (w[2] >> 4 & kLow2) << 4),
+                                         static_cast<int>((w[1] >> 4 & kLow4) | (w[2] >> 6 & kLow2) << 4));
+    const __m128i bytes = _mm_sub_epi8(codes, _mm_set1_epi8(32));
     uint16_t d16;
     std::memcpy(&d16, block + offsetof(BlockQ3_K, d), 2);
     const __m256 d = _mm256_set1_ps(_cvtsh_ss(d16));
