@@ -13,6 +13,7 @@
 
 #include "core/half.h"
 #include "kernels/float_tile_dots.h"
+#include "kernels/simd_block_sums.h"
 #include "quant/q4_k.h"
 #include "quant/q5_k.h"
 
@@ -110,20 +111,11 @@ inline void k_quant_steps(const uint8_t* block, __m256* step, __m256* offset) {
 template <class S, class Values, int kTokens>
 void k_quant_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stride, const float* xsum, float* y,
                  int64_t y_stride) {
-  using V = typename S::V;
-  constexpr int kSubBlockVectors = 32 / S::kLanes;
-  // Per token kAcc partial totals, taken by sub-block in turn: each is one
-  // fma chain of 8 / kAcc per block, short enough to hide behind the others.
-  constexpr int kAcc = kTokens == 1 ? 4 : kTokens == 2 ? 2 : 1;
   const int64_t xsum_stride = x_stride / 32;
-  V total[kTokens][kAcc];
+  BlockTotals<S, kTokens> totals;
   __m256 biases[kTokens];  // per sub-block lane: (c step - offset) times the x sums
   #pragma GCC unroll 8
-  for (int t = 0; t < kTokens; ++t) {
-    #pragma GCC unroll 4
-    for (int a = 0; a < kAcc; ++a) total[t][a] = S::zero();
-    biases[t] = _mm256_setzero_ps();
-  }
+  for (int t = 0; t < kTokens; ++t) biases[t] = _mm256_setzero_ps();
   // Unpacked one block ahead, so a block's loads do not wait on its own
   // 8-byte stores (a load spanning two stores in flight cannot be forwarded).
   alignas(64) int8_t unpacked[2][256];
@@ -138,36 +130,13 @@ void k_quant_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_s
     const __m256 bias = _mm256_sub_ps(_mm256_mul_ps(_mm256_set1_ps(Values::kCenter), steps), offsets);
     alignas(32) float step[8];
     _mm256_store_ps(step, steps);
-    const float* xb = x + i * 256;
-    #pragma GCC unroll 8
-    for (int j = 0; j < 8; ++j) {
-      V q[kSubBlockVectors];
-      #pragma GCC unroll 4
-      for (int c = 0; c < kSubBlockVectors; ++c) q[c] = S::load_i8(v + 32 * j + c * S::kLanes);
-      const V vs = S::set1(step[j]);
-      #pragma GCC unroll 8
-      for (int t = 0; t < kTokens; ++t) {
-        const float* xt = xb + t * x_stride + 32 * j;
-        V dot = S::mul(q[0], S::load(xt));
-        #pragma GCC unroll 4
-        for (int c = 1; c < kSubBlockVectors; ++c) dot = S::fmadd(q[c], S::load(xt + c * S::kLanes), dot);
-        total[t][j % kAcc] = S::fmadd(vs, dot, total[t][j % kAcc]);
-      }
-    }
+    totals.template add_runs<32, 8>(v, x + i * 256, x_stride, step);
     #pragma GCC unroll 8
     for (int t = 0; t < kTokens; ++t)
       biases[t] = _mm256_fmadd_ps(bias, _mm256_loadu_ps(xsum + t * xsum_stride + i * 8), biases[t]);
   }
   #pragma GCC unroll 8
-  for (int t = 0; t < kTokens; ++t) {
-    V sum = total[t][0];
-    #pragma GCC unroll 4
-    for (int a = 1; a < kAcc; ++a) sum = S::add(sum, total[t][a]);
-    __m128 b = _mm_add_ps(_mm256_castps256_ps128(biases[t]), _mm256_extractf128_ps(biases[t], 1));
-    b = _mm_add_ps(b, _mm_movehl_ps(b, b));
-    b = _mm_add_ss(b, _mm_movehdup_ps(b));
-    y[t * y_stride] = S::reduce_add(sum) + _mm_cvtss_f32(b);
-  }
+  for (int t = 0; t < kTokens; ++t) y[t * y_stride] = totals.sum(t) + sum_lanes(biases[t]);
 }
 
 // A row of `blocks` blocks into floats exactly as dequantize_row_q4_K / q5_K
@@ -200,15 +169,10 @@ template <class S, class Values>
 void k_quant_tile_dots(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride,
                        const float* xsum, int tokens, int64_t k, float* y, int64_t y_stride) {
   const int64_t blocks = k / 256;
-  for (int r = 0; r < rows; ++r) {
-    const uint8_t* row = w + r * row_bytes;
-    switch (tokens) {
-      case 1: k_quant_row<S, Values, 1>(row, blocks, x, x_stride, xsum, y + r, y_stride); break;
-      case 2: k_quant_row<S, Values, 2>(row, blocks, x, x_stride, xsum, y + r, y_stride); break;
-      case 3: k_quant_row<S, Values, 3>(row, blocks, x, x_stride, xsum, y + r, y_stride); break;
-      default: k_quant_row<S, Values, 4>(row, blocks, x, x_stride, xsum, y + r, y_stride); break;
-    }
-  }
+  with_token_count(tokens, [&](auto count) {
+    for (int r = 0; r < rows; ++r)
+      k_quant_row<S, Values, decltype(count)::value>(w + r * row_bytes, blocks, x, x_stride, xsum, y + r, y_stride);
+  });
 }
 
 }  // namespace lowbit::simd

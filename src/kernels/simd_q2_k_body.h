@@ -15,6 +15,7 @@
 #include <immintrin.h>
 
 #include "kernels/float_tile_dots.h"
+#include "kernels/simd_block_sums.h"
 #include "quant/q2_k.h"
 
 namespace lowbit::simd {
@@ -60,19 +61,12 @@ static_assert(offsetof(BlockQ2_K, dmin) == offsetof(BlockQ2_K, d) + 2);
 template <class S, int kTokens>
 void q2_k_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stride, const float* xsum, float* y,
               int64_t y_stride) {
-  using V = typename S::V;
   static_assert(S::kLanes <= 16, "a sub-block is 16 values");
-  constexpr int kSubBlockVectors = 16 / S::kLanes;
-  constexpr int kAcc = kTokens == 1 ? 4 : kTokens == 2 ? 2 : 1;  // short fma chains, as k_quant_row
   const int64_t xsum_stride = x_stride / 16;
-  V total[kTokens][kAcc];
+  BlockTotals<S, kTokens> totals;
   __m256 biases[kTokens];  // per sub-block lane: (2 step - offset) times the x sums
   #pragma GCC unroll 8
-  for (int t = 0; t < kTokens; ++t) {
-    #pragma GCC unroll 4
-    for (int a = 0; a < kAcc; ++a) total[t][a] = S::zero();
-    biases[t] = _mm256_setzero_ps();
-  }
+  for (int t = 0; t < kTokens; ++t) biases[t] = _mm256_setzero_ps();
   alignas(64) int8_t unpacked[2][256];  // one block ahead, as k_quant_row
   constexpr int64_t kBlockBytes = sizeof(BlockQ2_K);
   if (blocks > 0) unpack_q2_k(row, unpacked[0]);
@@ -88,22 +82,7 @@ void q2_k_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stri
     alignas(32) float step[16];
     _mm256_store_ps(step, steps[0]);
     _mm256_store_ps(step + 8, steps[1]);
-    const float* xb = x + i * 256;
-    #pragma GCC unroll 16
-    for (int s = 0; s < 16; ++s) {
-      V q[kSubBlockVectors];
-      #pragma GCC unroll 2
-      for (int c = 0; c < kSubBlockVectors; ++c) q[c] = S::load_i8(v + 16 * s + c * S::kLanes);
-      const V vs = S::set1(step[s]);
-      #pragma GCC unroll 8
-      for (int t = 0; t < kTokens; ++t) {
-        const float* xt = xb + t * x_stride + 16 * s;
-        V dot = S::mul(q[0], S::load(xt));
-        #pragma GCC unroll 2
-        for (int c = 1; c < kSubBlockVectors; ++c) dot = S::fmadd(q[c], S::load(xt + c * S::kLanes), dot);
-        total[t][s % kAcc] = S::fmadd(vs, dot, total[t][s % kAcc]);
-      }
-    }
+    totals.template add_runs<16, 16>(v, x + i * 256, x_stride, step);
     #pragma GCC unroll 8
     for (int t = 0; t < kTokens; ++t) {
       const float* st = xsum + t * xsum_stride + i * 16;
@@ -112,15 +91,7 @@ void q2_k_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stri
     }
   }
   #pragma GCC unroll 8
-  for (int t = 0; t < kTokens; ++t) {
-    V sum = total[t][0];
-    #pragma GCC unroll 4
-    for (int a = 1; a < kAcc; ++a) sum = S::add(sum, total[t][a]);
-    __m128 b = _mm_add_ps(_mm256_castps256_ps128(biases[t]), _mm256_extractf128_ps(biases[t], 1));
-    b = _mm_add_ps(b, _mm_movehl_ps(b, b));
-    b = _mm_add_ss(b, _mm_movehdup_ps(b));
-    y[t * y_stride] = S::reduce_add(sum) + _mm_cvtss_f32(b);
-  }
+  for (int t = 0; t < kTokens; ++t) y[t * y_stride] = totals.sum(t) + sum_lanes(biases[t]);
 }
 
 // A row into floats exactly as dequantize_row_q2_K gives them, for many
@@ -154,15 +125,10 @@ template <class S>
 void q2_k_tile_dots(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride,
                     const float* xsum, int tokens, int64_t k, float* y, int64_t y_stride) {
   const int64_t blocks = k / 256;
-  for (int r = 0; r < rows; ++r) {
-    const uint8_t* row = w + r * row_bytes;
-    switch (tokens) {
-      case 1: q2_k_row<S, 1>(row, blocks, x, x_stride, xsum, y + r, y_stride); break;
-      case 2: q2_k_row<S, 2>(row, blocks, x, x_stride, xsum, y + r, y_stride); break;
-      case 3: q2_k_row<S, 3>(row, blocks, x, x_stride, xsum, y + r, y_stride); break;
-      default: q2_k_row<S, 4>(row, blocks, x, x_stride, xsum, y + r, y_stride); break;
-    }
-  }
+  with_token_count(tokens, [&](auto count) {
+    for (int r = 0; r < rows; ++r)
+      q2_k_row<S, decltype(count)::value>(w + r * row_bytes, blocks, x, x_stride, xsum, y + r, y_stride);
+  });
 }
 
 }  // namespace lowbit::simd

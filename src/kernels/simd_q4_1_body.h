@@ -15,6 +15,7 @@
 #include <immintrin.h>
 
 #include "kernels/float_tile_dots.h"
+#include "kernels/simd_block_sums.h"
 #include "quant/q4_1.h"
 
 namespace lowbit::simd {
@@ -96,16 +97,11 @@ void q4_1_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stri
               int64_t y_stride) {
   using V = typename S::V;
   constexpr int kVectors = 32 / S::kLanes;
-  constexpr int kAcc = kTokens == 1 ? 4 : kTokens == 2 ? 2 : 1;  // short fma chains, as k_quant_row
   const int64_t xsum_stride = x_stride / 32;
-  V total[kTokens][kAcc];
+  BlockTotals<S, kTokens> totals;
   float biases[kTokens];  // (m + kCenter d) times the blocks' x sums
   #pragma GCC unroll 8
-  for (int t = 0; t < kTokens; ++t) {
-    #pragma GCC unroll 4
-    for (int a = 0; a < kAcc; ++a) total[t][a] = S::zero();
-    biases[t] = 0.0f;
-  }
+  for (int t = 0; t < kTokens; ++t) biases[t] = 0.0f;
   alignas(64) int8_t unpacked[2][32];  // one block ahead, as k_quant_row
   if (blocks > 0) Values::unpack(row, unpacked[0]);
   for (int64_t i = 0; i < blocks; ++i) {
@@ -114,28 +110,20 @@ void q4_1_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stri
     const int8_t* v = unpacked[i & 1];
     float d, m;
     Values::scales(block, &d, &m);
-    const float bias = m + static_cast<float>(Values::kCenter) * d;  // kCenter d exact, the sum rounded once
     V q[kVectors];
     #pragma GCC unroll 4
     for (int j = 0; j < kVectors; ++j) q[j] = S::load_i8(v + j * S::kLanes);
-    const V vd = S::set1(d);
-    #pragma GCC unroll 8
-    for (int t = 0; t < kTokens; ++t) {
-      const float* xt = x + t * x_stride + 32 * i;
-      V dot = S::mul(q[0], S::load(xt));
-      #pragma GCC unroll 4
-      for (int j = 1; j < kVectors; ++j) dot = S::fmadd(q[j], S::load(xt + j * S::kLanes), dot);
-      total[t][i % kAcc] = S::fmadd(vd, dot, total[t][i % kAcc]);
-      if constexpr (Values::kHasMin) biases[t] += bias * xsum[t * xsum_stride + i];
+    // One partial total: a block's fma chain into it is short beside the
+    // block's other work (a computed index would keep the totals in memory).
+    totals.add(0, q, x + 32 * i, x_stride, S::set1(d));
+    if constexpr (Values::kHasMin) {
+      const float bias = m + static_cast<float>(Values::kCenter) * d;  // kCenter d exact, the sum rounded once
+      #pragma GCC unroll 8
+      for (int t = 0; t < kTokens; ++t) biases[t] += bias * xsum[t * xsum_stride + i];
     }
   }
   #pragma GCC unroll 8
-  for (int t = 0; t < kTokens; ++t) {
-    V sum = total[t][0];
-    #pragma GCC unroll 4
-    for (int a = 1; a < kAcc; ++a) sum = S::add(sum, total[t][a]);
-    y[t * y_stride] = S::reduce_add(sum) + biases[t];
-  }
+  for (int t = 0; t < kTokens; ++t) y[t * y_stride] = totals.sum(t) + biases[t];
 }
 
 // A row into floats exactly as the type's dequantize_row gives them (d q + m,
@@ -166,15 +154,10 @@ template <class S, class Values>
 void q4_1_tile_dots(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride,
                     const float* xsum, int tokens, int64_t k, float* y, int64_t y_stride) {
   const int64_t blocks = k / 32;
-  for (int r = 0; r < rows; ++r) {
-    const uint8_t* row = w + r * row_bytes;
-    switch (tokens) {
-      case 1: q4_1_row<S, Values, 1>(row, blocks, x, x_stride, xsum, y + r, y_stride); break;
-      case 2: q4_1_row<S, Values, 2>(row, blocks, x, x_stride, xsum, y + r, y_stride); break;
-      case 3: q4_1_row<S, Values, 3>(row, blocks, x, x_stride, xsum, y + r, y_stride); break;
-      default: q4_1_row<S, Values, 4>(row, blocks, x, x_stride, xsum, y + r, y_stride); break;
-    }
-  }
+  with_token_count(tokens, [&](auto count) {
+    for (int r = 0; r < rows; ++r)
+      q4_1_row<S, Values, decltype(count)::value>(w + r * row_bytes, blocks, x, x_stride, xsum, y + r, y_stride);
+  });
 }
 
 }  // namespace lowbit::simd

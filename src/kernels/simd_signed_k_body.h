@@ -13,6 +13,7 @@
 #include <immintrin.h>
 
 #include "kernels/float_tile_dots.h"
+#include "kernels/simd_block_sums.h"
 #include "quant/q3_k.h"
 #include "quant/q6_k.h"
 
@@ -113,17 +114,8 @@ struct Q3KValues {
 // weight's own) is left out, an error of the order of the float sums' own.
 template <class S, class Values, int kTokens>
 void signed_k_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stride, float* y, int64_t y_stride) {
-  using V = typename S::V;
   static_assert(S::kLanes <= 16, "a sub-block is 16 values");
-  constexpr int kSubBlockVectors = 16 / S::kLanes;
-  // Per token kAcc partial totals, taken by sub-block in turn (short fma chains).
-  constexpr int kAcc = kTokens == 1 ? 4 : kTokens == 2 ? 2 : 1;
-  V total[kTokens][kAcc];
-  #pragma GCC unroll 8
-  for (int t = 0; t < kTokens; ++t) {
-    #pragma GCC unroll 4
-    for (int a = 0; a < kAcc; ++a) total[t][a] = S::zero();
-  }
+  BlockTotals<S, kTokens> totals;
   // Unpacked one block ahead, so a block's loads do not wait on its own stores.
   alignas(64) int8_t unpacked[2][256];
   if (blocks > 0) Values::unpack(row, unpacked[0]);
@@ -133,30 +125,10 @@ void signed_k_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_
     const int8_t* v = unpacked[i & 1];
     alignas(32) float step[16];
     Values::steps(block, step);
-    const float* xb = x + i * 256;
-    #pragma GCC unroll 16
-    for (int s = 0; s < 16; ++s) {
-      V q[kSubBlockVectors];
-      #pragma GCC unroll 2
-      for (int c = 0; c < kSubBlockVectors; ++c) q[c] = S::load_i8(v + 16 * s + c * S::kLanes);
-      const V vs = S::set1(step[s]);
-      #pragma GCC unroll 8
-      for (int t = 0; t < kTokens; ++t) {
-        const float* xt = xb + t * x_stride + 16 * s;
-        V dot = S::mul(q[0], S::load(xt));
-        #pragma GCC unroll 2
-        for (int c = 1; c < kSubBlockVectors; ++c) dot = S::fmadd(q[c], S::load(xt + c * S::kLanes), dot);
-        total[t][s % kAcc] = S::fmadd(vs, dot, total[t][s % kAcc]);
-      }
-    }
+    totals.template add_runs<16, 16>(v, x + i * 256, x_stride, step);
   }
   #pragma GCC unroll 8
-  for (int t = 0; t < kTokens; ++t) {
-    V sum = total[t][0];
-    #pragma GCC unroll 4
-    for (int a = 1; a < kAcc; ++a) sum = S::add(sum, total[t][a]);
-    y[t * y_stride] = S::reduce_add(sum);
-  }
+  for (int t = 0; t < kTokens; ++t) y[t * y_stride] = totals.sum(t);
 }
 
 // A row of `blocks` blocks into floats exactly as the type's dequantize_row
@@ -184,15 +156,10 @@ template <class S, class Values>
 void signed_k_tile_dots(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride,
                         const float* /* xsum */, int tokens, int64_t k, float* y, int64_t y_stride) {
   const int64_t blocks = k / 256;
-  for (int r = 0; r < rows; ++r) {
-    const uint8_t* row = w + r * row_bytes;
-    switch (tokens) {
-      case 1: signed_k_row<S, Values, 1>(row, blocks, x, x_stride, y + r, y_stride); break;
-      case 2: signed_k_row<S, Values, 2>(row, blocks, x, x_stride, y + r, y_stride); break;
-      case 3: signed_k_row<S, Values, 3>(row, blocks, x, x_stride, y + r, y_stride); break;
-      default: signed_k_row<S, Values, 4>(row, blocks, x, x_stride, y + r, y_stride); break;
-    }
-  }
+  with_token_count(tokens, [&](auto count) {
+    for (int r = 0; r < rows; ++r)
+      signed_k_row<S, Values, decltype(count)::value>(w + r * row_bytes, blocks, x, x_stride, y + r, y_stride);
+  });
 }
 
 }  // namespace lowbit::simd

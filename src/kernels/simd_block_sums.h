@@ -1,0 +1,83 @@
+// What the factored block kernels share (simd_k_quant_body.h,
+// simd_q2_k_body.h, simd_signed_k_body.h, simd_q4_1_body.h): per token a few
+// partial totals, each taking step * (values . x) for a run of values in
+// turn, and the dispatch of a call's token count to a compile-time one.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include <immintrin.h>
+
+namespace lowbit::simd {
+
+// Per token kAcc partial totals (4 for one token, 2 for two, 1 for more): a
+// run's fma goes to one of them in turn, so each chain is short enough to
+// hide behind the others.
+template <class S, int kTokens>
+struct BlockTotals {
+  using V = typename S::V;
+  static constexpr int kAcc = kTokens == 1 ? 4 : kTokens == 2 ? 2 : 1;
+  V total[kTokens][kAcc];
+
+  BlockTotals() {
+    #pragma GCC unroll 8
+    for (int t = 0; t < kTokens; ++t)
+      #pragma GCC unroll 4
+      for (int a = 0; a < kAcc; ++a) total[t][a] = S::zero();
+  }
+  // total[t][run % kAcc] += step * sum_c q[c] * x_t[c lanes], token t's
+  // values at x + t * x_stride. run is a constant once the callers' loops
+  // unroll: with a computed index the compiler keeps the totals in memory.
+  template <int kVectors>
+  [[gnu::always_inline]] void add(int run, const V (&q)[kVectors], const float* x, int64_t x_stride, V step) {
+    #pragma GCC unroll 8
+    for (int t = 0; t < kTokens; ++t) {
+      const float* xt = x + t * x_stride;
+      V dot = S::mul(q[0], S::load(xt));
+      #pragma GCC unroll 4
+      for (int c = 1; c < kVectors; ++c) dot = S::fmadd(q[c], S::load(xt + c * S::kLanes), dot);
+      total[t][run % kAcc] = S::fmadd(step, dot, total[t][run % kAcc]);
+    }
+  }
+  // kRuns runs of kRunValues signed byte values (v) against x, run s scaled
+  // by step[s]: a block's sub-blocks.
+  template <int kRunValues, int kRuns>
+  [[gnu::always_inline]] void add_runs(const int8_t* v, const float* x, int64_t x_stride, const float* step) {
+    static_assert(kRunValues % S::kLanes == 0);
+    #pragma GCC unroll 16
+    for (int s = 0; s < kRuns; ++s) {
+      V q[kRunValues / S::kLanes];
+      #pragma GCC unroll 4
+      for (int c = 0; c < kRunValues / S::kLanes; ++c) q[c] = S::load_i8(v + kRunValues * s + c * S::kLanes);
+      add(s, q, x + kRunValues * s, x_stride, S::set1(step[s]));
+    }
+  }
+  float sum(int t) const {
+    V s = total[t][0];
+    #pragma GCC unroll 4
+    for (int a = 1; a < kAcc; ++a) s = S::add(s, total[t][a]);
+    return S::reduce_add(s);
+  }
+};
+
+// The sum of an AVX2 vector's 8 lanes (the per-sub-block offset terms, 8 sub-blocks a vector).
+inline float sum_lanes(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// f(std::integral_constant<int, n>) for n = tokens (1..3), or 4 for more.
+template <class F>
+void with_token_count(int tokens, F&& f) {
+  switch (tokens) {
+    case 1: f(std::integral_constant<int, 1>{}); break;
+    case 2: f(std::integral_constant<int, 2>{}); break;
+    case 3: f(std::integral_constant<int, 3>{}); break;
+    default: f(std::integral_constant<int, 4>{}); break;
+  }
+}
+
+}  // namespace lowbit::simd
