@@ -44,8 +44,9 @@ struct Options {
 
 // The block formats whose blocks start with an fp16 scale: random bytes are
 // valid weights once each block's scale is set.
-constexpr GgmlType kBlockTypes[] = {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL, GgmlType::Q2_0,
-                                         GgmlType::Q1_0, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+constexpr GgmlType kBlockTypes[] = {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1,
+                                    GgmlType::IQ4_NL, GgmlType::Q2_0, GgmlType::Q1_0, GgmlType::Q2_K, GgmlType::Q3_K,
+                                    GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
@@ -117,7 +118,9 @@ std::vector<uint8_t> random_blocks(GgmlType type, int64_t rows, int64_t cols, ui
 GgmlType bench_type(const std::string& name) {
   const auto same = [&](const char* type_name) {
     return std::equal(name.begin(), name.end(), type_name, type_name + std::strlen(type_name),
-                      [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b)); });
+                      [](char a, char b) {
+                        return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+                      });
   };
   if (same("i2_s")) return GgmlType::I2_S;
   for (GgmlType t : kBlockTypes)

@@ -169,21 +169,26 @@ KernelFamily float_kernel_family() {
 }
 
 KernelFamily q6_k_kernel_family() {
-  return {"q6_k", "Q6_K values x float per sub-block of 16, times its step, float accumulation (AVX2+F16C / AVX-512)", score<is_q6_k>,
+  return {"q6_k", "Q6_K values x float per sub-block of 16, times its step, float accumulation (AVX2+F16C / AVX-512)",
+          score<is_q6_k>,
           [](const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
             return make<is_q6_k>(w, cpu, pool, "q6_k", "Q6_K");
           }};
 }
 
 KernelFamily q4_k_kernel_family() {
-  return {"q4_k", "Q4_K / Q5_K values x float per sub-block of 32, times its step, less its min, float accumulation (AVX2+F16C / AVX-512)",
+  return {"q4_k",
+          "Q4_K / Q5_K values x float per sub-block of 32, times its step, less its min, float accumulation "
+          "(AVX2+F16C / AVX-512)",
           score<is_q4_k_or_q5_k>, [](const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
             return make<is_q4_k_or_q5_k>(w, cpu, pool, "q4_k", "Q4_K or Q5_K");
           }};
 }
 
 KernelFamily q2_k_kernel_family() {
-  return {"q2_k", "Q2_K values x float per sub-block of 16, times its step, less its min, float accumulation (AVX2+F16C / AVX-512)",
+  return {"q2_k",
+          "Q2_K values x float per sub-block of 16, times its step, less its min, float accumulation "
+          "(AVX2+F16C / AVX-512)",
           score<is_q2_k>, [](const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
             return make<is_q2_k>(w, cpu, pool, "q2_k", "Q2_K");
           }};
@@ -197,7 +202,9 @@ KernelFamily q3_k_kernel_family() {
 }
 
 KernelFamily q4_1_kernel_family() {
-  return {"q4_1", "Q4_1 / Q5_0 / Q5_1 values x float per block of 32, times its step, plus its offset, float accumulation (AVX2+F16C / AVX-512)",
+  return {"q4_1",
+          "Q4_1 / Q5_0 / Q5_1 values x float per block of 32, times its step, plus its offset, float accumulation "
+          "(AVX2+F16C / AVX-512)",
           score<is_q4_1_family>, [](const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
             return make<is_q4_1_family>(w, cpu, pool, "q4_1", "Q4_1, Q5_0 or Q5_1");
           }};

@@ -237,9 +237,8 @@ void float_tile_tokens(const uint8_t* w, int64_t row_bytes, const float* x, int6
 }
 
 template <class S, class Row, bool kPrefetch>
-void float_tile_dots(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride, const float* /* xsum */,
-                     int tokens,
-                     int64_t k, float* y, int64_t y_stride) {
+void float_tile_dots(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride,
+                     const float* /* xsum */, int tokens, int64_t k, float* y, int64_t y_stride) {
   int64_t r = 0;
   if constexpr (kPrefetch) {
     constexpr int kWide = S::kLanes > 8 ? 4 : 2;  // streams for 3 or 4 tokens

@@ -71,7 +71,8 @@ struct Q5KValues {
 };
 
 // Q4_K and Q5_K share d, dmin and scales at the block's start.
-static_assert(offsetof(BlockQ4_K, dmin) == offsetof(BlockQ4_K, d) + 2 && offsetof(BlockQ4_K, d) == offsetof(BlockQ5_K, d) && offsetof(BlockQ4_K, dmin) == offsetof(BlockQ5_K, dmin) &&
+static_assert(offsetof(BlockQ4_K, dmin) == offsetof(BlockQ4_K, d) + 2 && offsetof(BlockQ4_K, d) == offsetof(BlockQ5_K, d) &&
+              offsetof(BlockQ4_K, dmin) == offsetof(BlockQ5_K, dmin) &&
               offsetof(BlockQ4_K, scales) == offsetof(BlockQ5_K, scales));
 
 // A block's eight sub-block steps d * sc[j] and offsets dmin * m[j], each
@@ -159,7 +160,10 @@ void k_quant_dequantize(const uint8_t* row, int64_t blocks, float* out) {
     for (int j = 0; j < 8; ++j) {
       const typename S::V vs = S::set1(step[j]), vo = S::set1(offset[j]);
       #pragma GCC unroll 4
-      for (int c = 0; c < 32; c += S::kLanes) S::store(o + 32 * j + c, S::sub(S::mul(S::add(S::load_i8(v + 32 * j + c), center), vs), vo));
+      for (int c = 0; c < 32; c += S::kLanes) {
+        const typename S::V q = S::add(S::load_i8(v + 32 * j + c), center);  // the value itself, exactly
+        S::store(o + 32 * j + c, S::sub(S::mul(q, vs), vo));
+      }
     }
   }
 }

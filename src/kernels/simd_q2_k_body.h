@@ -115,7 +115,10 @@ void q2_k_dequantize(const uint8_t* row, int64_t blocks, float* out) {
     for (int s = 0; s < 16; ++s) {
       const typename S::V vs = S::set1(step[s]), vo = S::set1(offset[s]);
       #pragma GCC unroll 2
-      for (int c = 0; c < 16; c += S::kLanes) S::store(o + 16 * s + c, S::sub(S::mul(S::add(S::load_i8(v + 16 * s + c), center), vs), vo));
+      for (int c = 0; c < 16; c += S::kLanes) {
+        const typename S::V q = S::add(S::load_i8(v + 16 * s + c), center);  // the value itself, exactly
+        S::store(o + 16 * s + c, S::sub(S::mul(q, vs), vo));
+      }
     }
   }
 }
