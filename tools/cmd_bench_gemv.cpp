@@ -45,7 +45,7 @@ struct Options {
 // The block formats whose blocks start with an fp16 scale: random bytes are
 // valid weights once each block's scale is set.
 constexpr GgmlType kBlockTypes[] = {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1,
-                                    GgmlType::IQ4_NL, GgmlType::Q2_0, GgmlType::Q1_0, GgmlType::Q2_K, GgmlType::Q3_K,
+                                    GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::Q2_0, GgmlType::Q1_0, GgmlType::Q2_K, GgmlType::Q3_K,
                                     GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
 
 std::vector<std::string> split(const std::string& s) {
@@ -264,7 +264,7 @@ CommandMain setup_bench_gemv(CLI::App& app) {
   app.add_option("--shapes", o->shapes, "comma list of models (bitnet-2b4t, bitnet-large, llama3-8b-1.58) or NxK");
   app.add_option("-r,--repeats", o->repeats, "timed calls per row, at least (ref: 2)")->capture_default_str();
   app.add_option("--min-time", o->min_seconds, "seconds of timed calls per row, at least")->capture_default_str();
-  app.add_option("--type", o->type, "the weights' type: i2_s (random ternary), q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, q2_0, q1_0, q2_K, q3_K, q4_K, q5_K or q6_K")
+  app.add_option("--type", o->type, "the weights' type: i2_s (random ternary), q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, iq4_xs, q2_0, q1_0, q2_K, q3_K, q4_K, q5_K or q6_K")
       ->capture_default_str();
   app.add_flag("--chain", o->chain,
                "time copies of each matrix back to back, as a decode step runs its matrices (-r: passes), instead of "

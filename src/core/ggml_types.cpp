@@ -27,6 +27,7 @@ constexpr std::array kTypes = {
     GgmlTypeInfo{GgmlType::Q6_K, "q6_K", 256, 210},
     GgmlTypeInfo{GgmlType::Q8_K, "q8_K", 256, 292},
     GgmlTypeInfo{GgmlType::IQ4_NL, "iq4_nl", 32, 18},
+    GgmlTypeInfo{GgmlType::IQ4_XS, "iq4_xs", 256, 136},
     GgmlTypeInfo{GgmlType::I8, "i8", 1, 1},
     GgmlTypeInfo{GgmlType::I16, "i16", 1, 2},
     GgmlTypeInfo{GgmlType::I32, "i32", 1, 4},

@@ -16,6 +16,7 @@ bool is_q6_k(GgmlType t) { return t == GgmlType::Q6_K; }
 bool is_q4_k_or_q5_k(GgmlType t) { return t == GgmlType::Q4_K || t == GgmlType::Q5_K; }
 bool is_q2_k(GgmlType t) { return t == GgmlType::Q2_K; }
 bool is_q3_k(GgmlType t) { return t == GgmlType::Q3_K; }
+bool is_iq4_xs(GgmlType t) { return t == GgmlType::IQ4_XS; }
 bool is_q4_1_family(GgmlType t) { return t == GgmlType::Q4_1 || t == GgmlType::Q5_0 || t == GgmlType::Q5_1; }
 
 // out[g] = x[n g] + ... + x[n g + n - 1], left to right.
@@ -207,6 +208,15 @@ KernelFamily q4_1_kernel_family() {
           "(AVX2+F16C / AVX-512)",
           score<is_q4_1_family>, [](const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
             return make<is_q4_1_family>(w, cpu, pool, "q4_1", "Q4_1, Q5_0 or Q5_1");
+          }};
+}
+
+KernelFamily iq4_xs_kernel_family() {
+  return {"iq4_xs",
+          "IQ4_XS codebook values x float per sub-block of 32, times its step, float accumulation "
+          "(AVX2+F16C / AVX-512)",
+          score<is_iq4_xs>, [](const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
+            return make<is_iq4_xs>(w, cpu, pool, "iq4_xs", "IQ4_XS");
           }};
 }
 

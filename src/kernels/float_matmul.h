@@ -8,6 +8,7 @@
 //   q4_k: Q4_K and Q5_K rows (4.5 / 5.5 bits a weight: "Q4_K_M", "Q5_K_M" files)
 //   q3_k: Q3_K rows (3.44 bits a weight: "Q3_K_S/M/L" files)
 //   q2_k: Q2_K rows (2.63 bits a weight: "Q2_K" files)
+//   iq4_xs: IQ4_XS rows (4.25 bits a weight: IQ4_NL's codebook, a 6-bit scale per 32)
 //   q4_1: Q4_1, Q5_0, Q5_1 rows (5, 5.5, 6 bits a weight: older files, and
 //         k-quant mixes whose rows are not a multiple of 256)
 // The k-quant families sum values times activations per sub-block and scale
@@ -25,5 +26,6 @@ KernelFamily q4_k_kernel_family();
 KernelFamily q2_k_kernel_family();
 KernelFamily q3_k_kernel_family();
 KernelFamily q4_1_kernel_family();
+KernelFamily iq4_xs_kernel_family();
 
 }  // namespace lowbit

@@ -275,6 +275,7 @@ FloatTileDots float_tile_dots_for(GgmlType type, bool prefetch) {
     case GgmlType::Q5_K: return k_quant_tile_dots<S, Q5KValues>;
     case GgmlType::Q3_K: return signed_k_tile_dots<S, Q3KValues>;
     case GgmlType::Q6_K: return signed_k_tile_dots<S, Q6KValues>;
+    case GgmlType::IQ4_XS: return signed_k_tile_dots<S, Iq4XsValues>;
     default: return nullptr;
   }
 }
@@ -290,6 +291,7 @@ FloatRowDequantize float_row_dequantize_for(GgmlType type) {
     case GgmlType::Q5_K: return k_quant_dequantize<S, Q5KValues>;
     case GgmlType::Q3_K: return signed_k_dequantize<S, Q3KValues>;
     case GgmlType::Q6_K: return signed_k_dequantize<S, Q6KValues>;
+    case GgmlType::IQ4_XS: return signed_k_dequantize<S, Iq4XsValues>;
     default: return nullptr;
   }
 }

@@ -1,6 +1,7 @@
-// FloatTileDots (float_tile_dots.h) for the k-quants whose values are signed
-// and whose sub-blocks of 16 have a scale and no min: Q6_K (quant/q6_k.h) and
-// Q3_K (quant/q3_k.h). Written once over a lane type S
+// FloatTileDots (float_tile_dots.h) for the super-blocks of 256 whose values
+// are signed and whose sub-blocks have a scale and no min: Q6_K (quant/q6_k.h)
+// and Q3_K (quant/q3_k.h), sub-blocks of 16, and IQ4_XS (quant/iq4_xs.h), of
+// 32. Written once over a lane type S
 // (x86_avx2/simd_avx2.h, x86_avx512/simd_avx512.h) and a Values policy that
 // unpacks a block into signed bytes and gives its 16 steps; the unpacks and
 // the steps use AVX2, which every build including this body has.
@@ -14,6 +15,8 @@
 
 #include "kernels/float_tile_dots.h"
 #include "kernels/simd_block_sums.h"
+#include "quant/iq4_nl.h"
+#include "quant/iq4_xs.h"
 #include "quant/q3_k.h"
 #include "quant/q6_k.h"
 
@@ -25,6 +28,7 @@ namespace lowbit::simd {
 // 4-5 of the same byte. Steps d * scales[s], rounded as the reference.
 struct Q6KValues {
   static constexpr int64_t kBlockBytes = sizeof(BlockQ6_K);
+  static constexpr int kRunValues = 16;  // values per sub-block (one step each)
   static void unpack(const uint8_t* block, int8_t* v /* [256] */) {
     const __m256i low4 = _mm256_set1_epi8(0x0f), bits45 = _mm256_set1_epi8(0x30), k32 = _mm256_set1_epi8(32);
     const auto store = [&](int at, __m256i low, __m256i high) {
@@ -64,6 +68,7 @@ struct Q6KValues {
 // >> 4 with bits 4-5, 12-15 scales[4..7] >> 4 with bits 6-7.
 struct Q3KValues {
   static constexpr int64_t kBlockBytes = sizeof(BlockQ3_K);
+  static constexpr int kRunValues = 16;
   template <int kBit>
   static __m256i bit_to_2(__m256i hm) {
     const __m256i shifted = kBit <= 2 ? _mm256_slli_epi16(hm, 2 - kBit) : _mm256_srli_epi16(hm, kBit - 2);
@@ -107,14 +112,43 @@ struct Q3KValues {
   }
 };
 
-// Sub-block s (16 values) contributes step_s * sum_l v_l * x_l, with step_s
+// IQ4_XS: the codebook values (kIq4NlValues) of the 4-bit indices, looked
+// up with vpshufb. 32 bytes of qs are two sub-blocks, one per 16-byte lane:
+// low nibbles are elements 0..15 of each, high nibbles 16..31, so a lane
+// exchange puts each sub-block's 32 values together. Steps d * (code - 32).
+struct Iq4XsValues {
+  static constexpr int64_t kBlockBytes = sizeof(BlockIq4Xs);
+  static constexpr int kRunValues = 32;
+  static void unpack(const uint8_t* block, int8_t* v /* [256] */) {
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    const __m256i book = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4NlValues.data())));
+    #pragma GCC unroll 4
+    for (int p = 0; p < 4; ++p) {
+      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + offsetof(BlockIq4Xs, qs) + 32 * p));
+      const __m256i lo = _mm256_shuffle_epi8(book, _mm256_and_si256(q, low4));
+      const __m256i hi = _mm256_shuffle_epi8(book, _mm256_and_si256(_mm256_srli_epi16(q, 4), low4));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(v + 64 * p), _mm256_permute2x128_si256(lo, hi, 0x20));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(v + 64 * p + 32), _mm256_permute2x128_si256(lo, hi, 0x31));
+    }
+  }
+  static void steps(const uint8_t* block, float* step /* [8] */) {
+    BlockIq4Xs b;
+    std::memcpy(&b, block, offsetof(BlockIq4Xs, qs));  // d and the scale codes
+    const float d = _cvtsh_ss(b.d);
+    #pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) step[j] = d * static_cast<float>(iq4_xs_scale_code(b, j) - 32);
+  }
+};
+
+// Sub-block s (kRunValues values) contributes step_s * sum_l v_l * x_l, with step_s
 // rounded to float as the dequantization rounds it. Factored so, a weight
 // costs one convert and one fma per token (against a convert and two fmas to
 // form each weight first); the rounding of step_s * v_l (the dequantized
 // weight's own) is left out, an error of the order of the float sums' own.
 template <class S, class Values, int kTokens>
 void signed_k_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stride, float* y, int64_t y_stride) {
-  static_assert(S::kLanes <= 16, "a sub-block is 16 values");
+  constexpr int kRun = Values::kRunValues, kRuns = 256 / kRun;
+  static_assert(S::kLanes <= kRun, "a vector within a sub-block");
   BlockTotals<S, kTokens> totals;
   // Unpacked one block ahead, so a block's loads do not wait on its own stores.
   alignas(64) int8_t unpacked[2][256];
@@ -123,9 +157,9 @@ void signed_k_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_
     const uint8_t* block = row + i * Values::kBlockBytes;
     if (i + 1 < blocks) Values::unpack(block + Values::kBlockBytes, unpacked[(i + 1) & 1]);
     const int8_t* v = unpacked[i & 1];
-    alignas(32) float step[16];
+    alignas(32) float step[kRuns];
     Values::steps(block, step);
-    totals.template add_runs<16, 16>(v, x + i * 256, x_stride, step);
+    totals.template add_runs<kRun, kRuns>(v, x + i * 256, x_stride, step);
   }
   #pragma GCC unroll 8
   for (int t = 0; t < kTokens; ++t) y[t * y_stride] = totals.sum(t);
@@ -139,14 +173,15 @@ void signed_k_dequantize(const uint8_t* row, int64_t blocks, float* out) {
   for (int64_t i = 0; i < blocks; ++i) {
     const uint8_t* block = row + i * Values::kBlockBytes;
     Values::unpack(block, v);
-    alignas(32) float step[16];
+    constexpr int kRun = Values::kRunValues;
+    alignas(32) float step[256 / kRun];
     Values::steps(block, step);
     float* o = out + i * 256;
     #pragma GCC unroll 16
-    for (int s = 0; s < 16; ++s) {
+    for (int s = 0; s < 256 / kRun; ++s) {
       const typename S::V vs = S::set1(step[s]);
-      #pragma GCC unroll 2
-      for (int c = 0; c < 16; c += S::kLanes) S::store(o + 16 * s + c, S::mul(S::load_i8(v + 16 * s + c), vs));
+      #pragma GCC unroll 4
+      for (int c = 0; c < kRun; c += S::kLanes) S::store(o + kRun * s + c, S::mul(S::load_i8(v + kRun * s + c), vs));
     }
   }
 }

@@ -13,9 +13,9 @@ namespace {
 
 constexpr int64_t kHalf = kIq4NlBlockSize / 2;
 
-// The index of the codebook value nearest to v (the lower one on a tie): the
-// number of midpoints between neighbours that v lies above.
-int nearest_index(float v) {
+}  // namespace
+
+int iq4_nl_nearest_index(float v) {
   static const auto midpoints = [] {
     std::array<float, 15> m{};
     for (size_t i = 0; i < m.size(); ++i) m[i] = 0.5f * static_cast<float>(kIq4NlValues[i] + kIq4NlValues[i + 1]);
@@ -24,8 +24,6 @@ int nearest_index(float v) {
   return static_cast<int>(std::upper_bound(midpoints.begin(), midpoints.end(), v,
                                            [](float a, float b) { return a <= b; }) - midpoints.begin());
 }
-
-}  // namespace
 
 void unpack_iq4_nl_block(const BlockIq4Nl& b, int8_t* v) {
   for (int64_t j = 0; j < kHalf; ++j) {
@@ -57,7 +55,7 @@ void quantize_row_iq4_nl(const float* src, uint8_t* row, int64_t n) {
         int cand[kIq4NlBlockSize];
         double xq = 0, qq = 0;
         for (int64_t j = 0; j < kIq4NlBlockSize; ++j) {
-          cand[j] = nearest_index(x[j] * inv);
+          cand[j] = iq4_nl_nearest_index(x[j] * inv);
           xq += static_cast<double>(x[j]) * kIq4NlValues[cand[j]];
           qq += static_cast<double>(kIq4NlValues[cand[j]]) * kIq4NlValues[cand[j]];
         }

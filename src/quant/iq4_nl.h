@@ -22,6 +22,8 @@ struct BlockIq4Nl {
 };
 static_assert(sizeof(BlockIq4Nl) == 18, "IQ4_NL block is 18 bytes in GGUF");
 
+// The index of the codebook value nearest to v (the lower one on a tie).
+int iq4_nl_nearest_index(float v);
 // The block's 32 codebook values in element order.
 void unpack_iq4_nl_block(const BlockIq4Nl& b, int8_t* v);
 

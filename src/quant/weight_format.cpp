@@ -6,6 +6,7 @@
 #include "quant/float_formats.h"
 #include "quant/i2s.h"
 #include "quant/iq4_nl.h"
+#include "quant/iq4_xs.h"
 #include "quant/q1_0.h"
 #include "quant/q2_0.h"
 #include "quant/q2_k.h"
@@ -34,6 +35,7 @@ constexpr std::array kFormats = {
     WeightFormat{GgmlType::Q5_0, dequantize_row_q5_0, quantize_row_q5_0, nullptr},
     WeightFormat{GgmlType::Q5_1, dequantize_row_q5_1, quantize_row_q5_1, nullptr},
     WeightFormat{GgmlType::IQ4_NL, dequantize_row_iq4_nl, quantize_row_iq4_nl, dot_i8_iq4_nl},
+    WeightFormat{GgmlType::IQ4_XS, dequantize_row_iq4_xs, quantize_row_iq4_xs, nullptr},
     WeightFormat{GgmlType::Q2_K, dequantize_row_q2_K, quantize_row_q2_K, nullptr},
     WeightFormat{GgmlType::Q3_K, dequantize_row_q3_K, quantize_row_q3_K, nullptr},
     WeightFormat{GgmlType::Q4_K, dequantize_row_q4_K, quantize_row_q4_K, nullptr},

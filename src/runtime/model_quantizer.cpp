@@ -87,6 +87,7 @@ uint32_t llama_file_type(GgmlType type) {
     case GgmlType::Q5_0: return 8;
     case GgmlType::Q5_1: return 9;
     case GgmlType::IQ4_NL: return 25;
+    case GgmlType::IQ4_XS: return 30;  // LLAMA_FTYPE_MOSTLY_IQ4_XS
     case GgmlType::Q2_K: return 10;  // LLAMA_FTYPE_MOSTLY_Q2_K
     case GgmlType::Q3_K: return 11;  // LLAMA_FTYPE_MOSTLY_Q3_K_S: Q3_K throughout
     case GgmlType::Q4_K: return 14;  // LLAMA_FTYPE_MOSTLY_Q4_K_S: Q4_K throughout

@@ -12,7 +12,7 @@ namespace lowbit {
 
 const std::vector<GgmlType>& quantize_target_types() {
   static const std::vector<GgmlType> types = {GgmlType::F32,  GgmlType::F16,   GgmlType::BF16,  GgmlType::Q8_0,
-                                              GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q2_0, GgmlType::Q1_0, GgmlType::TQ2_0,
+                                              GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q2_0, GgmlType::Q1_0, GgmlType::TQ2_0,
                                               GgmlType::TQ1_0, GgmlType::I2_S};
   return types;
 }

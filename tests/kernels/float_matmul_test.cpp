@@ -113,7 +113,7 @@ TEST(FloatKernel, FewTokenRowsAreBitwiseIndependentOfGrouping) {
   }
 }
 
-// rows x cols weights of a k-quant (Q6_K, Q4_K, Q5_K, Q2_K, Q3_K) or of Q4_1, Q5_0, Q5_1 quantized from normal values
+// rows x cols weights of a k-quant (Q6_K, Q4_K, Q5_K, Q2_K, Q3_K), IQ4_XS or Q4_1, Q5_0, Q5_1 quantized from normal values
 // with outliers, or (raw) random bytes with small random fp16 super-block
 // scales: every sub-block scale, min and value bit pattern.
 std::vector<uint8_t> random_k_quant_weights(GgmlType type, int64_t rows, int64_t cols, uint64_t seed, bool raw) {
@@ -125,9 +125,9 @@ std::vector<uint8_t> random_k_quant_weights(GgmlType type, int64_t rows, int64_t
     for (auto& b : bytes) b = static_cast<uint8_t>(rng.next_u32());
     // Q4_K's and Q5_K's d and dmin are their first 4 bytes, Q2_K's its last
     // 4; Q6_K's and Q3_K's d its last 2; Q4_1's and Q5_1's d and m their
-    // first 4, Q5_0's d its first 2.
+    // first 4, Q5_0's and IQ4_XS's d their first 2.
     const int64_t block_bytes = ggml_type_info(type).block_bytes;
-    const std::vector<int64_t> scales_at = type == GgmlType::Q5_0 ? std::vector<int64_t>{0}
+    const std::vector<int64_t> scales_at = type == GgmlType::Q5_0 || type == GgmlType::IQ4_XS ? std::vector<int64_t>{0}
                                            : type == GgmlType::Q6_K || type == GgmlType::Q3_K ? std::vector<int64_t>{block_bytes - 2}
                                            : type == GgmlType::Q2_K ? std::vector<int64_t>{block_bytes - 4, block_bytes - 2}
                                                                     : std::vector<int64_t>{0, 2};
@@ -155,7 +155,8 @@ TEST(KQuantKernels, MatchReferenceAtEveryIsa) {
   ASSERT_FALSE(variants.empty()) << "this CPU has no AVX2: the k-quant families cannot run";
   for (const auto& [type, family] : std::vector<std::pair<GgmlType, std::string>>{
            {GgmlType::Q6_K, "q6_k"}, {GgmlType::Q4_K, "q4_k"}, {GgmlType::Q5_K, "q4_k"}, {GgmlType::Q2_K, "q2_k"},
-           {GgmlType::Q3_K, "q3_k"}, {GgmlType::Q4_1, "q4_1"}, {GgmlType::Q5_0, "q4_1"}, {GgmlType::Q5_1, "q4_1"}})
+           {GgmlType::Q3_K, "q3_k"}, {GgmlType::Q4_1, "q4_1"}, {GgmlType::Q5_0, "q4_1"}, {GgmlType::Q5_1, "q4_1"},
+           {GgmlType::IQ4_XS, "iq4_xs"}})
     for (const bool raw : {false, true})
       for (const auto& [rows, cols] :
            std::vector<std::pair<int64_t, int64_t>>{{1, 256}, {5, 512}, {17, 2560}, {3, 96}, {6, 1056}}) {

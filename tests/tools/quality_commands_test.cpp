@@ -105,7 +105,8 @@ TEST(QuantizeCommand, BlockQuantMixesRunLosslessly) {
   testing::Outcome o = run_lowbit("gen-model --shape tiny --type f16 --seed 5 -o " + quote(f16));
   ASSERT_EQ(o.exit_code, 0) << o.err;
   for (const auto& [type, family] : std::vector<std::pair<std::string, std::string>>{
-           {"q4_K", "q4_k"}, {"q3_K", "q3_k"}, {"q2_K", "q2_k"}, {"q4_1", "q4_1"}, {"q5_0", "q4_1"}, {"q5_1", "q4_1"}}) {
+           {"q4_K", "q4_k"}, {"q3_K", "q3_k"}, {"q2_K", "q2_k"}, {"q4_1", "q4_1"}, {"q5_0", "q4_1"}, {"q5_1", "q4_1"},
+           {"iq4_xs", "iq4_xs"}}) {
     const std::string mix = testing::temp_path("kquant-tiny-" + type + ".gguf");
     o = run_lowbit("quantize " + quote(f16) + " " + quote(mix) + " --type " + type + " --embd-type q6_K");
     ASSERT_EQ(o.exit_code, 0) << o.err;
