@@ -42,7 +42,6 @@ std::string unsupported_type(uint32_t id) {
     case 19: return "tensor type id 19 (iq1_s) is not supported";
     case 21: return "tensor type id 21 (iq3_s) is not supported";
     case 22: return "tensor type id 22 (iq2_s) is not supported";
-    case 23: return "tensor type id 23 (iq4_xs) is not supported";
     case 29: return "tensor type id 29 (iq1_m) is not supported";
     case 40: return "tensor type id 40 (nvfp4) is not supported";
     default: return cat("unknown tensor type id ", id);
