@@ -61,6 +61,31 @@ struct BlockTotals {
   }
 };
 
+// The dequantization the block types share, for many tokens' tiles: kRuns
+// runs of kRunValues values stored centred in v (value = v + center, exact)
+// into floats exactly as the references form them: value * step[s], then
+// less offset[s] where the type has offsets (kOffset; a reference that adds a
+// min m is matched by offset -m, as a - (-m) == a + m exactly). Without
+// offsets v holds the values themselves.
+template <class S, int kRunValues, int kRuns, bool kOffset>
+[[gnu::always_inline]] inline void dequantize_runs(const int8_t* v, int center, const float* step, const float* offset,
+                                                   float* out) {
+  static_assert(kRunValues % S::kLanes == 0);
+  const typename S::V c = S::set1(static_cast<float>(center));
+  #pragma GCC unroll 16
+  for (int s = 0; s < kRuns; ++s) {
+    const typename S::V vs = S::set1(step[s]);
+    #pragma GCC unroll 4
+    for (int l = 0; l < kRunValues; l += S::kLanes) {
+      const typename S::V q = S::load_i8(v + kRunValues * s + l);
+      if constexpr (kOffset)
+        S::store(out + kRunValues * s + l, S::sub(S::mul(S::add(q, c), vs), S::set1(offset[s])));
+      else
+        S::store(out + kRunValues * s + l, S::mul(q, vs));
+    }
+  }
+}
+
 // The sum of an AVX2 vector's 8 lanes (the per-sub-block offset terms, 8 sub-blocks a vector).
 inline float sum_lanes(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

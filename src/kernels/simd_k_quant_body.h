@@ -146,7 +146,6 @@ void k_quant_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_s
 template <class S, class Values>
 void k_quant_dequantize(const uint8_t* row, int64_t blocks, float* out) {
   alignas(64) int8_t v[256];
-  const typename S::V center = S::set1(static_cast<float>(Values::kCenter));
   for (int64_t i = 0; i < blocks; ++i) {
     const uint8_t* block = row + i * Values::kBlockBytes;
     Values::unpack(block, v);
@@ -155,16 +154,7 @@ void k_quant_dequantize(const uint8_t* row, int64_t blocks, float* out) {
     alignas(32) float step[8], offset[8];
     _mm256_store_ps(step, steps);
     _mm256_store_ps(offset, offsets);
-    float* o = out + i * 256;
-    #pragma GCC unroll 8
-    for (int j = 0; j < 8; ++j) {
-      const typename S::V vs = S::set1(step[j]), vo = S::set1(offset[j]);
-      #pragma GCC unroll 4
-      for (int c = 0; c < 32; c += S::kLanes) {
-        const typename S::V q = S::add(S::load_i8(v + 32 * j + c), center);  // the value itself, exactly
-        S::store(o + 32 * j + c, S::sub(S::mul(q, vs), vo));
-      }
-    }
+    dequantize_runs<S, 32, 8, true>(v, Values::kCenter, step, offset, out + i * 256);
   }
 }
 

@@ -99,7 +99,6 @@ void q2_k_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stri
 template <class S>
 void q2_k_dequantize(const uint8_t* row, int64_t blocks, float* out) {
   alignas(64) int8_t v[256];
-  const typename S::V center = S::set1(static_cast<float>(kQ2KCenter));
   for (int64_t i = 0; i < blocks; ++i) {
     const uint8_t* block = row + i * static_cast<int64_t>(sizeof(BlockQ2_K));
     unpack_q2_k(block, v);
@@ -110,16 +109,7 @@ void q2_k_dequantize(const uint8_t* row, int64_t blocks, float* out) {
     _mm256_store_ps(step + 8, steps[1]);
     _mm256_store_ps(offset, offsets[0]);
     _mm256_store_ps(offset + 8, offsets[1]);
-    float* o = out + i * 256;
-    #pragma GCC unroll 16
-    for (int s = 0; s < 16; ++s) {
-      const typename S::V vs = S::set1(step[s]), vo = S::set1(offset[s]);
-      #pragma GCC unroll 2
-      for (int c = 0; c < 16; c += S::kLanes) {
-        const typename S::V q = S::add(S::load_i8(v + 16 * s + c), center);  // the value itself, exactly
-        S::store(o + 16 * s + c, S::sub(S::mul(q, vs), vo));
-      }
-    }
+    dequantize_runs<S, 16, 16, true>(v, kQ2KCenter, step, offset, out + i * 256);
   }
 }
 

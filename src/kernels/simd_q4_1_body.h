@@ -131,21 +131,13 @@ void q4_1_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stri
 template <class S, class Values>
 void q4_1_dequantize(const uint8_t* row, int64_t blocks, float* out) {
   alignas(64) int8_t v[32];
-  const typename S::V center = S::set1(static_cast<float>(Values::kCenter));
   for (int64_t i = 0; i < blocks; ++i) {
     const uint8_t* block = row + i * Values::kBlockBytes;
     Values::unpack(block, v);
     float d, m;
     Values::scales(block, &d, &m);
-    const typename S::V vd = S::set1(d), vm = S::set1(m);
-    #pragma GCC unroll 4
-    for (int j = 0; j < 32; j += S::kLanes) {
-      const typename S::V centred = S::load_i8(v + j);
-      if constexpr (Values::kHasMin)
-        S::store(out + 32 * i + j, S::add(S::mul(S::add(centred, center), vd), vm));
-      else
-        S::store(out + 32 * i + j, S::mul(centred, vd));
-    }
+    const float minus_m = -m;
+    dequantize_runs<S, 32, 1, Values::kHasMin>(v, Values::kCenter, &d, &minus_m, out + 32 * i);
   }
 }
 

@@ -169,20 +169,14 @@ void signed_k_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_
 // gives them (step * value, the product rounded), for many tokens' tiles.
 template <class S, class Values>
 void signed_k_dequantize(const uint8_t* row, int64_t blocks, float* out) {
+  constexpr int kRun = Values::kRunValues;
   alignas(64) int8_t v[256];
   for (int64_t i = 0; i < blocks; ++i) {
     const uint8_t* block = row + i * Values::kBlockBytes;
     Values::unpack(block, v);
-    constexpr int kRun = Values::kRunValues;
     alignas(32) float step[256 / kRun];
     Values::steps(block, step);
-    float* o = out + i * 256;
-    #pragma GCC unroll 16
-    for (int s = 0; s < 256 / kRun; ++s) {
-      const typename S::V vs = S::set1(step[s]);
-      #pragma GCC unroll 4
-      for (int c = 0; c < kRun; c += S::kLanes) S::store(o + kRun * s + c, S::mul(S::load_i8(v + kRun * s + c), vs));
-    }
+    dequantize_runs<S, kRun, 256 / kRun, false>(v, 0, step, nullptr, out + i * 256);
   }
 }
 
