@@ -86,6 +86,17 @@ template <class S, int kRunValues, int kRuns, bool kOffset>
   }
 }
 
+// Bit kFrom of every byte moved to bit kTo (the other bits 0), by a 16-bit
+// shift and a mask: bit kTo of each byte then comes from bit kFrom of the
+// same byte, never the neighbouring one (the unpacks of Q5_K's and Q3_K's
+// high bits).
+template <int kFrom, int kTo>
+inline __m256i move_bit(__m256i bytes) {
+  static_assert(kFrom >= 0 && kFrom < 8 && kTo >= 0 && kTo < 8);
+  const __m256i shifted = kFrom <= kTo ? _mm256_slli_epi16(bytes, kTo - kFrom) : _mm256_srli_epi16(bytes, kFrom - kTo);
+  return _mm256_and_si256(shifted, _mm256_set1_epi8(static_cast<char>(1 << kTo)));
+}
+
 // The sum of an AVX2 vector's 8 lanes (the per-sub-block offset terms, 8 sub-blocks a vector).
 inline float sum_lanes(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

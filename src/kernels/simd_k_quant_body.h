@@ -38,25 +38,19 @@ struct Q4KValues {
 };
 
 // Q4_K's nibbles plus bit 4 from qh: sub-block j's bit is bit j of each qh
-// byte, moved to bit 4 by a 16-bit shift (by at most 4 places, so no bit
-// that lands on a byte's bit 4 comes from the other byte) and a mask.
+// byte, moved to bit 4 (move_bit).
 struct Q5KValues {
   static constexpr int64_t kBlockBytes = sizeof(BlockQ5_K);
   static constexpr int kCenter = 16;
-  template <int kBit>
-  static __m256i bit_to_4(__m256i qh) {
-    const __m256i shifted = kBit <= 4 ? _mm256_slli_epi16(qh, 4 - kBit) : _mm256_srli_epi16(qh, kBit - 4);
-    return _mm256_and_si256(shifted, _mm256_set1_epi8(0x10));
-  }
   template <int kPair>
   static void unpack_pair(const uint8_t* qs, __m256i qh, __m256i low4, int8_t* v) {
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * kPair));
     const __m256i center = _mm256_set1_epi8(kCenter);
     _mm256_store_si256(reinterpret_cast<__m256i*>(v + 64 * kPair),
-                       _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(q, low4), bit_to_4<2 * kPair>(qh)), center));
+                       _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(q, low4), move_bit<2 * kPair, 4>(qh)), center));
     _mm256_store_si256(
         reinterpret_cast<__m256i*>(v + 64 * kPair + 32),
-        _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), bit_to_4<2 * kPair + 1>(qh)),
+        _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4), move_bit<2 * kPair + 1, 4>(qh)),
                         center));
   }
   static void unpack(const uint8_t* block, int8_t* v /* [256] */) {

@@ -59,9 +59,8 @@ struct Q6KValues {
 };
 
 // Q3_K: values (qs bits) + 4 * (hmask bit) - 4 in -4..3 (quant/q3_k.h). The
-// hmask bit of group (h, j) is bit 4h + j of each hmask byte; a 16-bit shift
-// by at most 5 places and a mask move it to bit 2 of the same byte (as with
-// the qs bits, no bit that lands there comes from the other byte). Steps
+// hmask bit of group (h, j) is bit 4h + j of each hmask byte, moved to bit 2
+// (move_bit). Steps
 // d * (code - 32), rounded as the reference, the codes unpacked with word
 // operations: bytes 0-3 of the result are scales[0..3] & 15 with bits 0-1 of
 // scales[8..11] on top, 4-7 scales[4..7] & 15 with bits 2-3, 8-11 scales[0..3]
@@ -69,15 +68,10 @@ struct Q6KValues {
 struct Q3KValues {
   static constexpr int64_t kBlockBytes = sizeof(BlockQ3_K);
   static constexpr int kRunValues = 16;
-  template <int kBit>
-  static __m256i bit_to_2(__m256i hm) {
-    const __m256i shifted = kBit <= 2 ? _mm256_slli_epi16(hm, 2 - kBit) : _mm256_srli_epi16(hm, kBit - 2);
-    return _mm256_and_si256(shifted, _mm256_set1_epi8(4));
-  }
   template <int kHalf, int kGroup>
   static void unpack_group(__m256i q, __m256i hm, int8_t* v) {
     const __m256i low = _mm256_and_si256(_mm256_srli_epi16(q, 2 * kGroup), _mm256_set1_epi8(3));
-    const __m256i value = _mm256_or_si256(low, bit_to_2<4 * kHalf + kGroup>(hm));
+    const __m256i value = _mm256_or_si256(low, move_bit<4 * kHalf + kGroup, 2>(hm));
     _mm256_store_si256(reinterpret_cast<__m256i*>(v + 128 * kHalf + 32 * kGroup), _mm256_sub_epi8(value, _mm256_set1_epi8(4)));
   }
   template <int kHalf>
