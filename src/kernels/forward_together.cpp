@@ -51,7 +51,11 @@ void forward_together(std::span<const Matmul* const> ms, const ActivationBatch& 
   }
   const bool pairs = in.tokens() == 1 && std::all_of(ms.begin(), ms.end(), [&](const Matmul* m) { return ms[0]->pairs_with(*m); });
   if (pairs) return forward_pairs(ms, in, ys, total, pool);
-  const int64_t chunk = std::max<int64_t>(1, total / (8 * pool.size()));
+  // Small chunks balance the threads' loads; kernels with a per-call cost
+  // (i2s's lookup tables for many tokens) take one range per thread instead.
+  const bool one_range = std::any_of(ms.begin(), ms.end(), [&](const Matmul* m) { return m->wants_one_range_per_thread(in); });
+  const int64_t chunk = one_range ? (total + pool.size() - 1) / pool.size()
+                                  : std::max<int64_t>(1, total / (8 * pool.size()));
   // Units of one shared range, matrix after matrix; offsets are summed as the
   // chunk goes (no allocation: this runs for every matrix of every token).
   pool.parallel_for(total, chunk, [&](int64_t begin, int64_t end, int) {

@@ -3,6 +3,7 @@
 #include "kernels/i2s_matmul.h"
 
 #include "core/error.h"
+#include "kernels/i2s_lut_gemm.h"
 #include "kernels/i2s_tile_dots.h"
 #include "kernels/i2s_tiles.h"
 #include "kernels/spanned_tiles.h"
@@ -17,6 +18,7 @@ struct I2sIsa {
   const char* name;
   I2sTileDots dots;
   I2sPairDots pair = nullptr;  // one token, two tiles far apart side by side
+  bool lut = false;            // many tokens by table lookup (i2s_lut_gemm.h)
 };
 
 // Pairs on plain AVX2, AMD only: measured on a Zen 3 (docs/performance.md
@@ -27,8 +29,24 @@ I2sIsa pick_isa(const CpuFeatures& cpu) {
     return cpu.avx512vnni ? I2sIsa{"avx512-vnni", i2s_tile_dots_avx512(true)}
                           : I2sIsa{"avx512", i2s_tile_dots_avx512(false)};
   if (cpu.avx_vnni) return I2sIsa{"avx2-vnni", i2s_tile_dots_avx2(true)};
-  return cpu.vendor_amd ? I2sIsa{"avx2-pairs", i2s_tile_dots_avx2(false), i2s_pair_dots_avx2(false)}
-                        : I2sIsa{"avx2", i2s_tile_dots_avx2(false)};
+  return cpu.vendor_amd ? I2sIsa{"avx2-pairs", i2s_tile_dots_avx2(false), i2s_pair_dots_avx2(false), true}
+                        : I2sIsa{"avx2", i2s_tile_dots_avx2(false), nullptr, true};
+}
+
+// Plain AVX2 takes blocks of 16 tokens by table lookup: on an AVX2-only Zen 3
+// it ran 57 multiply-adds per cycle where the vpmaddubsw tile dots run 40
+// (docs/kernels.md "Prefill by table lookup"). Each call first derives its
+// indices from all its weights, a cost the tile dots do not have: below 28
+// tokens they stay ahead (pp16 as one block ran 0.95-0.99x the tile dots' speed,
+// pp24 as 16 + 8 0.86-0.92x, pp28 as two blocks 1.02-1.08x). A last block costs
+// as much for 1 token as for 16; fewer than 8 go to the tile dots, which read
+// the weights once more (about the cost of a block at 8).
+constexpr int64_t kLutMinTokens = 28, kLutMinRemainder = 8;
+
+int64_t lut_tokens(int64_t tokens) {
+  if (tokens < kLutMinTokens) return 0;
+  const int64_t rest = tokens % kI2sLutTokens;
+  return rest >= kLutMinRemainder ? tokens : tokens - rest;
 }
 
 // Rows longer than this many 16-column lines (4032 columns) are split into
@@ -43,11 +61,25 @@ class I2sMatmul final : public TernaryMatmul {
       : TernaryMatmul(w, std::string("i2s/") + pick_isa(cpu).name, s.scale, I2sTiles::kRows, kI2sMaxTokens),
         dots_(pick_isa(cpu).dots),
         pair_(pick_isa(cpu).pair),
+        lut_(pick_isa(cpu).lut),
         tiles_(w.rows, w.cols, kLineColumns, kMaxSpanLines) {
     for_each_ternary_row(w, s, pool, I2sTiles::kRows, [&](int64_t r, const int8_t* t) { tiles_.set_row(r, t); });
   }
 
   int64_t weight_bytes() const override { return tiles_.bytes(); }
+
+  bool wants_one_range_per_thread(const ActivationBatch& in) const override {
+    return lut_ && lut_tokens(in.tokens()) > 0;
+  }
+  void forward_units(const ActivationBatch& in, float* y, int64_t begin, int64_t end) const override {
+    const int64_t n = lut_ ? lut_tokens(in.tokens()) : 0;
+    if (n > 0)
+      i2s_lut_gemm_avx2(tiles_, cols_, begin, end, in.q(), in.k_padded(), n,
+                        [&](int64_t tile, int64_t t0, int tokens, const int32_t* dots) {
+                          write_rows(tile, in, t0, tokens, dots, y, /*codes=*/false);
+                        });
+    forward_tokens(in, y, begin, end, n);
+  }
 
   // Same width, so the same spans.
   bool pairs_with(const Matmul& other) const override {
@@ -82,6 +114,7 @@ class I2sMatmul final : public TernaryMatmul {
  private:
   I2sTileDots dots_;
   I2sPairDots pair_;
+  bool lut_;
   SpannedTiles<I2sTiles> tiles_;
 };
 

@@ -96,6 +96,10 @@ class Matmul {
   virtual int64_t work_units() const { return 0; }
   virtual void prepare_units(const ActivationBatch& in, ThreadPool& pool) const {}
   virtual void forward_units(const ActivationBatch& in, float* y, int64_t begin, int64_t end) const {}
+  // True when forward_units costs a fixed amount per call besides its units
+  // (tables built per call and shared by its rows): forward_together then
+  // gives each thread one range instead of many small chunks.
+  virtual bool wants_one_range_per_thread(const ActivationBatch& in) const { return false; }
   // One token: this matrix's `unit` and other's `other_unit` (same input) in
   // one pass, two weight streams far apart read side by side, where
   // pairs_with(other) says the kernels can (forward_together pairs each unit

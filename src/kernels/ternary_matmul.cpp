@@ -57,10 +57,16 @@ void TernaryMatmul::prepare_units(const ActivationBatch& in, ThreadPool& pool) c
 }
 
 void TernaryMatmul::forward_units(const ActivationBatch& in, float* y, int64_t begin, int64_t end) const {
-  if (spans() > 1) return forward_spans(in, y, begin, end);
+  forward_tokens(in, y, begin, end, 0);
+}
+
+void TernaryMatmul::forward_tokens(const ActivationBatch& in, float* y, int64_t begin, int64_t end,
+                                   int64_t t_begin) const {
+  if (t_begin >= in.tokens()) return;
+  if (spans() > 1) return forward_spans(in, y, begin, end, t_begin);
   int32_t dots[kMaxDotsPerCall];  // [tokens][tile_rows]
   for (int64_t tile = begin; tile < end; ++tile) {
-    for (int64_t t0 = 0; t0 < in.tokens(); t0 += max_tokens_) {
+    for (int64_t t0 = t_begin; t0 < in.tokens(); t0 += max_tokens_) {
       const int tokens = static_cast<int>(std::min<int64_t>(max_tokens_, in.tokens() - t0));
       tile_dots(tile, 0, in, t0, tokens, dots);
       write_rows(tile, in, t0, tokens, dots, y);
@@ -77,18 +83,20 @@ void TernaryMatmul::forward_units(const ActivationBatch& in, float* y, int64_t b
 // int32 sums on the stack; with several token blocks it is also kept small
 // enough that its weights are re-read from L2 rather than memory, block after
 // block.
-void TernaryMatmul::forward_spans(const ActivationBatch& in, float* y, int64_t begin, int64_t end) const {
+void TernaryMatmul::forward_spans(const ActivationBatch& in, float* y, int64_t begin, int64_t end,
+                                  int64_t t_begin) const {
   constexpr int64_t kL2BatchBytes = 256 << 10;
   int32_t dots[kMaxDotsPerCall];
   int32_t sums[kSpanBatchDots];
   const int spans = this->spans();
-  const bool one_block = in.tokens() <= max_tokens_;
-  const int64_t max_tokens = std::min<int64_t>(max_tokens_, in.tokens());
+  const int64_t n_tokens = in.tokens() - t_begin;
+  const bool one_block = n_tokens <= max_tokens_;
+  const int64_t max_tokens = std::min<int64_t>(max_tokens_, n_tokens);
   int64_t batch = kSpanBatchDots / (tile_rows_ * max_tokens);
   if (!one_block) batch = std::clamp<int64_t>(kL2BatchBytes / std::max<int64_t>(1, weight_bytes() / tiles_), 1, batch);
   for (int64_t b0 = begin; b0 < end; b0 += batch) {
     const int64_t b1 = std::min(end, b0 + batch);
-    for (int64_t t0 = 0; t0 < in.tokens(); t0 += max_tokens_) {
+    for (int64_t t0 = t_begin; t0 < in.tokens(); t0 += max_tokens_) {
       const int tokens = static_cast<int>(std::min<int64_t>(max_tokens_, in.tokens() - t0));
       const int64_t per_tile = int64_t{tokens} * tile_rows_;
       for (int span = 0; span < spans; ++span)
@@ -103,10 +111,9 @@ void TernaryMatmul::forward_spans(const ActivationBatch& in, float* y, int64_t b
 }
 
 void TernaryMatmul::write_rows(int64_t tile, const ActivationBatch& in, int64_t t0, int tokens, const int32_t* dots,
-                               float* y) const {
+                               float* y, bool codes) const {
   const int64_t r0 = tile * tile_rows_;
   const int64_t rows = std::min<int64_t>(tile_rows_, rows_ - r0);
-  const bool codes = dots_of_codes();
   for (int t = 0; t < tokens; ++t) {
     // x 1.0f is exact: exact kernels keep the ref's float operations.
     const float inv = scale_ / in.scale()[t0 + t] * dot_unit(t0 + t);

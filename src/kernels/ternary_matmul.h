@@ -49,12 +49,20 @@ class TernaryMatmul : public Matmul {
 
   std::string tensor_name_;
 
-  // y rows of one tile from its int32 dots [tokens][tile_rows].
+  // y rows of one tile from its int32 dots [tokens][tile_rows]: dots of
+  // codes (sum(q) subtracted) when `codes`, else signed dots.
+  void write_rows(int64_t tile, const ActivationBatch& in, int64_t t0, int tokens, const int32_t* dots, float* y,
+                  bool codes) const;
   void write_rows(int64_t tile, const ActivationBatch& in, int64_t t0, int tokens, const int32_t* dots,
-                  float* y) const;
+                  float* y) const {
+    write_rows(tile, in, t0, tokens, dots, y, dots_of_codes());
+  }
+  // forward_units for tokens [t_begin, in.tokens()) only (kernels that take
+  // the first tokens another way).
+  void forward_tokens(const ActivationBatch& in, float* y, int64_t begin, int64_t end, int64_t t_begin) const;
 
  private:
-  void forward_spans(const ActivationBatch& in, float* y, int64_t begin, int64_t end) const;
+  void forward_spans(const ActivationBatch& in, float* y, int64_t begin, int64_t end, int64_t t_begin) const;
 
   std::string name_;
   float scale_;

@@ -7,6 +7,7 @@
 
 #include "core/half.h"
 #include "kernels/dispatch.h"
+#include "kernels/i2s_lut_gemm.h"
 #include "kernels/i2s_matmul.h"
 #include "kernels/i2s_tile_dots.h"
 #include "kernels/i2s_tiles.h"
@@ -143,15 +144,76 @@ struct Shape {
   int64_t n, k, tokens;
 };
 
+// The plain-AVX2 table-lookup GEMM (many tokens): every tile and block of 16
+// tokens reaches the sink once, with the exact signed dots, for K of an odd
+// number of lines (a last block of one line), K in spans (6912: 2, 9088: 3),
+// token counts that end mid block, and every activation pattern (-128 too).
+TEST(I2sKernel, LookupGemmGivesExactSignedDots) {
+  ASSERT_TRUE(cpu_features().has_avx2_level()) << "no AVX2: the lookup GEMM cannot run here";
+  Rng rng(21);
+  const std::vector<Shape> shapes = {{16, 16, 16}, {33, 200, 17}, {21, 640, 5}, {40, 6912, 32}, {16, 9088, 16}};
+  for (const Shape& s : shapes) {
+    const auto t = random_ternary(s.n, s.k, static_cast<uint64_t>(s.n * 7 + s.k));
+    SpannedTiles<I2sTiles> tiles(s.n, s.k, I2sTiles::kColumns, 252);
+    for (int64_t r = 0; r < s.n; ++r) tiles.set_row(r, t.data() + r * s.k);
+    const int64_t stride = (s.k + 63) / 64 * 64, n_tiles = (s.n + 15) / 16;
+    for (int pattern = 0; pattern < 4; ++pattern) {
+      const auto q = test::pattern_activations(static_cast<int>(s.tokens), stride, s.k, pattern, rng);
+      // One call for the last tiles, one for the rest: any range works.
+      const int64_t split = n_tiles / 2;
+      std::vector<int> seen(static_cast<size_t>(n_tiles * s.tokens), 0);
+      const auto sink = [&](int64_t tile, int64_t t0, int tokens, const int32_t* dots) {
+        ASSERT_EQ(t0 % kI2sLutTokens, 0);
+        ASSERT_EQ(tokens, std::min<int64_t>(kI2sLutTokens, s.tokens - t0));
+        for (int tk = 0; tk < tokens; ++tk) {
+          ++seen[static_cast<size_t>(tile * s.tokens + t0 + tk)];
+          for (int r = 0; r < 16 && 16 * tile + r < s.n; ++r) {
+            const int64_t row = 16 * tile + r;
+            ASSERT_EQ(dots[16 * tk + r], ternary_dot(t.data() + row * s.k, q.data() + (t0 + tk) * stride, s.k))
+                << s.n << "x" << s.k << " pattern " << pattern << " row " << row << " token " << t0 + tk;
+          }
+        }
+      };
+      i2s_lut_gemm_avx2(tiles, s.k, 0, split, q.data(), stride, s.tokens, sink);
+      i2s_lut_gemm_avx2(tiles, s.k, split, n_tiles, q.data(), stride, s.tokens, sink);
+      for (int v : seen) ASSERT_EQ(v, 1) << s.n << "x" << s.k;
+    }
+  }
+}
+
+// Its int16 sums at their bound: every weight +1 or -1 and every activation
+// -128 or +127 over long rows (7 blocks of 32 columns per int16 run).
+TEST(I2sKernel, LookupGemmExactAtTheInt16Bound) {
+  ASSERT_TRUE(cpu_features().has_avx2_level()) << "no AVX2: the lookup GEMM cannot run here";
+  const int64_t k = 4000, tokens = 16;  // 125 lines: an odd count, 18 int16 runs
+  for (const int8_t w : {int8_t{1}, int8_t{-1}})
+    for (const int8_t a : {int8_t{-128}, int8_t{127}}) {
+      const std::vector<int8_t> t(static_cast<size_t>(16 * k), w);
+      SpannedTiles<I2sTiles> tiles(16, k, I2sTiles::kColumns, 252);
+      for (int64_t r = 0; r < 16; ++r) tiles.set_row(r, t.data() + r * k);
+      const int64_t stride = (k + 63) / 64 * 64;
+      std::vector<int8_t> q(static_cast<size_t>(tokens * stride), 0);
+      for (int64_t tk = 0; tk < tokens; ++tk) std::fill_n(q.begin() + tk * stride, k, a);
+      int calls = 0;
+      i2s_lut_gemm_avx2(tiles, k, 0, 1, q.data(), stride, tokens, [&](int64_t, int64_t, int n, const int32_t* dots) {
+        ++calls;
+        for (int i = 0; i < 16 * n; ++i) ASSERT_EQ(dots[i], int32_t{w} * a * k) << int{w} << " x " << int{a};
+      });
+      EXPECT_EQ(calls, 1);
+    }
+}
+
 // Bitwise the ref kernel's y, for odd shapes and the BitNet 2B-4T matrices.
 // Rows past 252 lines are taken in spans: K = 6912 and 4352 in 2 equal ones,
-// 9088 in 3 (190, 190, 188 lines).
+// 9088 in 3 (190, 190, 188 lines). From 28 tokens plain AVX2 takes blocks of
+// 16 by table lookup (28, 40, 45, 64: all of them; 35: 32, then 3 by tile dots).
 TEST(I2sKernel, MatchesReferenceBitwiseAtEveryIsa) {
   ThreadPool pool(2);
   const std::vector<Shape> shapes = {{1, 128, 1},     {17, 128, 3},    {69, 384, 8},     {40, 640, 13},
                                      {2560, 2560, 1}, {640, 2560, 2},  {6912, 2560, 1},  {2560, 6912, 1},
                                      {33, 6912, 9},   {32, 4352, 10},  {16, 9088, 3},    {40, 640, 1},
-                                     {33, 6912, 1},   {48, 9088, 1}};
+                                     {33, 6912, 1},   {48, 9088, 1},   {40, 640, 16},   {32, 384, 35},
+                                     {70, 6912, 28},  {48, 9088, 45},  {21, 640, 40},   {2560, 2560, 64}};
   for (const Shape& s : shapes) {
     const auto t = random_ternary(s.n, s.k, static_cast<uint64_t>(s.n * 31 + s.k));
     const auto bytes = encode_ternary(GgmlType::I2_S, t, s.n, s.k, 0.8125f);
@@ -235,7 +297,7 @@ TEST(I2sKernel, F16TernaryOnlyWhenForced) {
   const WeightView w{"f16", GgmlType::F16, n, k, bytes.data()};
   const std::string chosen = make_matmul(w, "auto", pool)->kernel_name();
   EXPECT_TRUE(chosen.rfind("i2s/", 0) != 0 && chosen.rfind("tl", 0) != 0) << chosen;
-  for (const int64_t tokens : {1, 2}) {  // one token takes its own loop
+  for (const int64_t tokens : {1, 2, 30}) {  // one token takes its own loop; 30 the lookup GEMM on plain AVX2
     const auto x = random_activations(tokens, k, 4);
     ActivationBatch in(tokens, k);
     in.set(x.data(), tokens, k);

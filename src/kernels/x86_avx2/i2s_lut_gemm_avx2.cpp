@@ -1,0 +1,250 @@
+// The table-lookup ternary GEMM (i2s_lut_gemm.h) with 256-bit vectors.
+//
+// Shapes, per call (rows = 16 x tiles of the range, K = cols):
+//   idx    uint16 [blocks][tiles][16][8]   byte offsets of a row's 8 entries, one per table
+//   xt     int16  [blocks * 32][16]        the block of tokens, one column per vector
+//   tables int16  [8][81][16]              one block's tables (20.7 KB, stays in L1)
+//   acc16  int16  [rows][16]               sums of up to kFlushBlocks blocks
+//   acc32  int32  [rows][16]               sums over K
+// where a block is 32 columns (two I2sTiles lines, 8 groups of 4 columns).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/aligned_buffer.h"
+#include "kernels/i2s_lut_gemm.h"
+
+namespace lowbit {
+
+namespace {
+
+constexpr int kGroupColumns = 4;
+constexpr int kEntries = 81;                            // 3^4 index values
+constexpr int kBlockGroups = 8;                         // groups per block: 2 lines of 16 columns
+constexpr int kBlockColumns = kBlockGroups * kGroupColumns;
+constexpr int kEntryBytes = kI2sLutTokens * 2;          // one ymm of int16
+constexpr int kTableBytes = kEntries * kEntryBytes;     // 2592
+constexpr int kZeroEntry = 40;                          // digits 1111: all weights 0
+// |sum_i t_i x_i| <= 4 x 128 = 512 per group, so int16 holds 63 groups: 7 blocks.
+constexpr int kFlushBlocks = 7;
+static_assert(kFlushBlocks * kBlockGroups * kGroupColumns * 128 <= 32767);
+// Offsets up to 80 x 32 + 7 x 2592 = 20704 fit the int16 lanes vpackssdw makes.
+static_assert((kEntries - 1) * kEntryBytes + (kBlockGroups - 1) * kTableBytes <= 32767);
+
+template <class T>
+T* grow(AlignedBuffer<T>& b, int64_t count) {
+  if (static_cast<int64_t>(b.size()) < count) b = AlignedBuffer<T>(static_cast<size_t>(count));
+  return b.data();
+}
+
+// Per thread: the first prefill of a size allocates, later calls reuse.
+struct Scratch {
+  AlignedBuffer<uint16_t> idx;
+  AlignedBuffer<int8_t> zeros;  // zero-filled, never written
+  AlignedBuffer<int16_t> xt, tables, acc16;
+  AlignedBuffer<int32_t> acc32;
+};
+
+// Offsets of one line's 16 rows x 4 groups (columns 4j .. 4j + 3 of the line,
+// j = 0..3, tables first_group + j) into out[r][4] (uint16, rows 8 apart).
+// Byte 4r + i of a line half holds, at bits 2j, the code (t + 1) of row r and
+// column 4j + i: vpmaddubsw with 1, 3, 9, 27 and vpmaddwd with 1 give each
+// 32-bit lane its base-3 index sum_i code_i 3^i. A row's four offsets come out
+// in the order j = 0, 2, 1, 3: the lookups add them, so order is free.
+void line_offsets(const uint8_t* line, int first_group, uint16_t* out) {
+  const __m256i mask = _mm256_set1_epi8(3), powers = _mm256_set1_epi32(0x1B090301), ones = _mm256_set1_epi16(1);
+  #pragma GCC unroll 2
+  for (int h = 0; h < 2; ++h) {
+    const __m256i half = _mm256_load_si256(reinterpret_cast<const __m256i*>(line + 32 * h));
+    __m256i off[4];  // [j], int32, rows 8h .. 8h + 7
+    #pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      const __m256i codes = _mm256_and_si256(_mm256_srli_epi16(half, 2 * j), mask);
+      const __m256i index = _mm256_madd_epi16(_mm256_maddubs_epi16(codes, powers), ones);
+      off[j] = _mm256_add_epi32(_mm256_slli_epi32(index, 5), _mm256_set1_epi32((first_group + j) * kTableBytes));
+    }
+    // Per 128-bit lane (rows 0-3 | 4-7 of the half): pack j pairs, then
+    // interleave until each 64-bit chunk is one row's four offsets.
+    const __m256i a = _mm256_packs_epi32(off[0], off[1]), b = _mm256_packs_epi32(off[2], off[3]);
+    const __m256i lo = _mm256_unpacklo_epi16(a, b), hi = _mm256_unpackhi_epi16(a, b);
+    const __m256i rows01 = _mm256_unpacklo_epi32(lo, hi);  // rows 0, 1 | 4, 5
+    const __m256i rows23 = _mm256_unpackhi_epi32(lo, hi);  // rows 2, 3 | 6, 7
+    uint16_t* o = out + 8 * 8 * h;
+    const __m128i r01 = _mm256_castsi256_si128(rows01), r45 = _mm256_extracti128_si256(rows01, 1);
+    const __m128i r23 = _mm256_castsi256_si128(rows23), r67 = _mm256_extracti128_si256(rows23, 1);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(o + 0), r01);
+    _mm_storeh_pd(reinterpret_cast<double*>(o + 8), _mm_castsi128_pd(r01));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(o + 16), r23);
+    _mm_storeh_pd(reinterpret_cast<double*>(o + 24), _mm_castsi128_pd(r23));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(o + 32), r45);
+    _mm_storeh_pd(reinterpret_cast<double*>(o + 40), _mm_castsi128_pd(r45));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(o + 48), r67);
+    _mm_storeh_pd(reinterpret_cast<double*>(o + 56), _mm_castsi128_pd(r67));
+  }
+}
+
+// The missing second line of a last block (an odd number of lines): entries of zero.
+void zero_offsets(int first_group, uint16_t* out) {
+  for (int r = 0; r < 16; ++r)
+    for (int j = 0; j < 4; ++j)
+      out[8 * r + j] = static_cast<uint16_t>(kZeroEntry * kEntryBytes + (first_group + j) * kTableBytes);
+}
+
+// xt[c][t] = rows[t][c] (int8 -> int16) for 16 columns from c0: a 16 x 16 byte
+// transpose by unpacking ever wider units, then a sign extension.
+void transpose_columns(const int8_t* const* rows, int64_t c0, int16_t* xt) {
+  __m128i a[16], b[16];
+  #pragma GCC unroll 16
+  for (int t = 0; t < 16; ++t) a[t] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[t] + c0));
+  // b[2i] / b[2i+1]: columns 0-7 / 8-15, each 16-bit unit tokens 2i, 2i+1.
+  #pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) {
+    b[2 * i] = _mm_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
+    b[2 * i + 1] = _mm_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
+  }
+  // a[4Q + m]: columns 4m .. 4m+3, each 32-bit unit tokens 4Q .. 4Q+3.
+  #pragma GCC unroll 4
+  for (int quad = 0; quad < 4; ++quad) {
+    const __m128i* p = b + 4 * quad;  // pairs 2Q (p[0], p[1]) and 2Q + 1 (p[2], p[3])
+    a[4 * quad + 0] = _mm_unpacklo_epi16(p[0], p[2]);
+    a[4 * quad + 1] = _mm_unpackhi_epi16(p[0], p[2]);
+    a[4 * quad + 2] = _mm_unpacklo_epi16(p[1], p[3]);
+    a[4 * quad + 3] = _mm_unpackhi_epi16(p[1], p[3]);
+  }
+  // b[8h + 2m + s]: columns 4m + 2s, 4m + 2s + 1, each 64-bit unit tokens 8h .. 8h+7.
+  #pragma GCC unroll 2
+  for (int h = 0; h < 2; ++h)
+    #pragma GCC unroll 4
+    for (int m = 0; m < 4; ++m) {
+      b[8 * h + 2 * m] = _mm_unpacklo_epi32(a[8 * h + m], a[8 * h + 4 + m]);
+      b[8 * h + 2 * m + 1] = _mm_unpackhi_epi32(a[8 * h + m], a[8 * h + 4 + m]);
+    }
+  #pragma GCC unroll 8
+  for (int u = 0; u < 8; ++u) {  // columns 2u, 2u + 1
+    const __m128i even = _mm_unpacklo_epi64(b[u], b[8 + u]), odd = _mm_unpackhi_epi64(b[u], b[8 + u]);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(xt + kI2sLutTokens * (2 * u)), _mm256_cvtepi8_epi16(even));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(xt + kI2sLutTokens * (2 * u + 1)), _mm256_cvtepi8_epi16(odd));
+  }
+}
+
+// Entry v = sum_i (d_i - 1) x_i over the base-3 digits d_i of v (d_0 lowest),
+// x_i the 16 tokens' activations of the group's column i.
+void build_table(const int16_t* xt, int16_t* table) {
+  __m256i* e = reinterpret_cast<__m256i*>(table);
+  const __m256i x0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(xt));
+  e[0] = _mm256_sub_epi16(_mm256_setzero_si256(), x0);
+  e[1] = _mm256_setzero_si256();
+  e[2] = x0;
+  int n = 3;
+  for (int i = 1; i < kGroupColumns; ++i, n *= 3) {
+    const __m256i x = _mm256_load_si256(reinterpret_cast<const __m256i*>(xt + kI2sLutTokens * i));
+    for (int v = 0; v < n; ++v) {
+      const __m256i ev = e[v];
+      e[n + v] = ev;
+      e[2 * n + v] = _mm256_add_epi16(ev, x);
+      e[v] = _mm256_sub_epi16(ev, x);
+    }
+  }
+}
+
+// acc16[row] += the entries its 8 offsets name, for the 16 rows of one tile
+// (idx [16][8]): one vpaddw with a memory operand per 4 weights and 16 tokens.
+// A row's offsets are read as two 64-bit words and taken apart in registers:
+// one load per offset instead ran 0.99 cycles per lookup against 0.84 (Zen 3,
+// tables in L1). kWiden (every kFlushBlocks blocks): the int16 sums go on into
+// acc32 and acc16 restarts at zero, in the same pass.
+template <bool kWiden>
+void tile_lookups(const uint16_t* idx, const char* tables, int16_t* acc16, int32_t* acc32) {
+  const auto entry = [tables](uint64_t offset) {
+    return _mm256_load_si256(reinterpret_cast<const __m256i*>(tables + offset));
+  };
+  for (int r = 0; r < 16; ++r) {
+    __m256i* a = reinterpret_cast<__m256i*>(acc16 + kI2sLutTokens * r);
+    uint64_t w0, w1;
+    std::memcpy(&w0, idx + 8 * r, 8);
+    std::memcpy(&w1, idx + 8 * r + 4, 8);
+    __m256i s0 = _mm256_add_epi16(entry(w0 & 0xFFFF), entry((w0 >> 32) & 0xFFFF));
+    __m256i s1 = _mm256_add_epi16(entry((w0 >> 16) & 0xFFFF), entry(w0 >> 48));
+    s0 = _mm256_add_epi16(s0, _mm256_add_epi16(entry(w1 & 0xFFFF), entry((w1 >> 32) & 0xFFFF)));
+    s1 = _mm256_add_epi16(s1, _mm256_add_epi16(entry((w1 >> 16) & 0xFFFF), entry(w1 >> 48)));
+    const __m256i sum = _mm256_add_epi16(_mm256_load_si256(a), _mm256_add_epi16(s0, s1));
+    if constexpr (kWiden) {
+      __m256i* w = reinterpret_cast<__m256i*>(acc32 + kI2sLutTokens * r);
+      _mm256_store_si256(w, _mm256_add_epi32(_mm256_load_si256(w), _mm256_cvtepi16_epi32(_mm256_castsi256_si128(sum))));
+      _mm256_store_si256(w + 1, _mm256_add_epi32(_mm256_load_si256(w + 1),
+                                                 _mm256_cvtepi16_epi32(_mm256_extracti128_si256(sum, 1))));
+      _mm256_store_si256(a, _mm256_setzero_si256());
+    } else {
+      _mm256_store_si256(a, sum);
+    }
+  }
+}
+
+}  // namespace
+
+void i2s_lut_gemm_avx2(const SpannedTiles<I2sTiles>& tiles, int64_t cols, int64_t tile_begin, int64_t tile_end,
+                       const int8_t* q, int64_t q_stride, int64_t tokens, I2sLutSink sink) {
+  thread_local Scratch s;
+  const int64_t n_tiles = tile_end - tile_begin, rows = 16 * n_tiles;
+  const int64_t lines = (cols + I2sTiles::kColumns - 1) / I2sTiles::kColumns;
+  const int64_t blocks = (lines + 1) / 2;
+  uint16_t* idx = grow(s.idx, blocks * n_tiles * kBlockGroups * 16);
+  int16_t* xt = grow(s.xt, blocks * kBlockColumns * kI2sLutTokens);
+  const int8_t* zeros = grow(s.zeros, blocks * kBlockColumns);  // the rows of absent tokens
+  int16_t* tables = grow(s.tables, int64_t{kBlockGroups} * kTableBytes / 2);
+  int16_t* acc16 = grow(s.acc16, rows * kI2sLutTokens);
+  int32_t* acc32 = grow(s.acc32, rows * kI2sLutTokens);
+
+  // Offsets of every line of the range: line L of the matrix is line L - first
+  // of the span holding it (spans but the last have whole lines).
+  for (size_t span = 0; span < tiles.spans.size(); ++span) {
+    const I2sTiles& t = tiles.spans[span];
+    const int64_t first = tiles.starts[span] / I2sTiles::kColumns;
+    for (int64_t g = 0; g < t.groups; ++g) {
+      const int64_t line = first + g, block = line / 2;
+      const int first_group = static_cast<int>(line % 2) * 4;
+      for (int64_t i = 0; i < n_tiles; ++i)
+        line_offsets(t.tile(tile_begin + i) + I2sTiles::kLineBytes * g, first_group,
+                     idx + (block * n_tiles + i) * kBlockGroups * 16 + first_group);
+    }
+  }
+  if (lines % 2)
+    for (int64_t i = 0; i < n_tiles; ++i) zero_offsets(4, idx + ((blocks - 1) * n_tiles + i) * kBlockGroups * 16 + 4);
+
+  const char* table_bytes = reinterpret_cast<const char*>(tables);
+  // Every block of tokens ends with a widening pass, which leaves acc16 zero.
+  std::memset(acc16, 0, static_cast<size_t>(rows * kI2sLutTokens) * sizeof(int16_t));
+  int32_t dots[kI2sLutTokens * 16];
+  for (int64_t t0 = 0; t0 < tokens; t0 += kI2sLutTokens) {
+    const int n_tok = static_cast<int>(std::min<int64_t>(kI2sLutTokens, tokens - t0));
+    // xt[c][t] = q[t0 + t][c]; tokens past the last are zero. Columns up to
+    // blocks x 32 <= K rounded up to 64: q's zero padding.
+    const int8_t* token_rows[kI2sLutTokens];
+    for (int t = 0; t < kI2sLutTokens; ++t) token_rows[t] = t < n_tok ? q + (t0 + t) * q_stride : zeros;
+    for (int64_t c = 0; c < blocks * kBlockColumns; c += 16) transpose_columns(token_rows, c, xt + kI2sLutTokens * c);
+    std::memset(acc32, 0, static_cast<size_t>(rows * kI2sLutTokens) * sizeof(int32_t));
+    for (int64_t b = 0; b < blocks; ++b) {
+      for (int g = 0; g < kBlockGroups; ++g)
+        build_table(xt + (b * kBlockColumns + g * kGroupColumns) * kI2sLutTokens, tables + g * kTableBytes / 2);
+      const bool widen = (b + 1) % kFlushBlocks == 0 || b + 1 == blocks;
+      for (int64_t i = 0; i < n_tiles; ++i) {
+        const uint16_t* ix = idx + (b * n_tiles + i) * kBlockGroups * 16;
+        int16_t* a16 = acc16 + 16 * i * kI2sLutTokens;
+        int32_t* a32 = acc32 + 16 * i * kI2sLutTokens;
+        if (widen)
+          tile_lookups<true>(ix, table_bytes, a16, a32);
+        else
+          tile_lookups<false>(ix, table_bytes, a16, a32);
+      }
+    }
+    for (int64_t i = 0; i < n_tiles; ++i) {
+      const int32_t* a = acc32 + 16 * i * kI2sLutTokens;  // [row][token]
+      for (int t = 0; t < n_tok; ++t)
+        for (int r = 0; r < 16; ++r) dots[16 * t + r] = a[kI2sLutTokens * r + t];
+      sink(tile_begin + i, t0, n_tok, dots);
+    }
+  }
+}
+
+}  // namespace lowbit
