@@ -1,6 +1,6 @@
 // Prefill's ternary GEMM on one thread, 128 tokens, the 2B-4T shapes: the
 // plain-AVX2 table lookup (i2s_lut_gemm.h) against the vpmaddubsw tile dots it
-// replaces from 28 tokens and the scalar reference, on the same random weights.
+// replaces from 16 tokens and the scalar reference, on the same random weights.
 // Counters: multiply-adds per second ("MAC/s"); weights stay in L3 or memory
 // between iterations, as in a prefill's pass over a layer.
 #include <benchmark/benchmark.h>

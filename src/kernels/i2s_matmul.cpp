@@ -34,14 +34,14 @@ I2sIsa pick_isa(const CpuFeatures& cpu) {
 }
 
 // Plain AVX2 takes blocks of 16 tokens by table lookup: on an AVX2-only Zen 3
-// it ran 57 multiply-adds per cycle where the vpmaddubsw tile dots run 40
+// it ran 1.5x the multiply-adds per second of the vpmaddubsw tile dots
 // (docs/kernels.md "Prefill by table lookup"). Each call first derives its
-// indices from all its weights, a cost the tile dots do not have: below 28
-// tokens they stay ahead (pp16 as one block ran 0.95-0.99x the tile dots' speed,
-// pp24 as 16 + 8 0.86-0.92x, pp28 as two blocks 1.02-1.08x). A last block costs
-// as much for 1 token as for 16; fewer than 8 go to the tile dots, which read
-// the weights once more (about the cost of a block at 8).
-constexpr int64_t kLutMinTokens = 28, kLutMinRemainder = 8;
+// indices from all its weights, a cost the tile dots do not have, and a block
+// costs as much for 1 token as for 16: pp16 ran 1.10-1.15x the tile dots' speed,
+// pp14 as one block 1.01-1.04x, pp12 0.87x, pp8 0.62x. A last block of fewer than
+// 8 tokens goes to the tile dots, which read the weights once more (16 + 8 as
+// two blocks ran as fast as the tile dots alone).
+constexpr int64_t kLutMinTokens = 16, kLutMinRemainder = 8;
 
 int64_t lut_tokens(int64_t tokens) {
   if (tokens < kLutMinTokens) return 0;

@@ -205,8 +205,8 @@ TEST(I2sKernel, LookupGemmExactAtTheInt16Bound) {
 
 // Bitwise the ref kernel's y, for odd shapes and the BitNet 2B-4T matrices.
 // Rows past 252 lines are taken in spans: K = 6912 and 4352 in 2 equal ones,
-// 9088 in 3 (190, 190, 188 lines). From 28 tokens plain AVX2 takes blocks of
-// 16 by table lookup (28, 40, 45, 64: all of them; 35: 32, then 3 by tile dots).
+// 9088 in 3 (190, 190, 188 lines). From 16 tokens plain AVX2 takes blocks of
+// 16 by table lookup (16, 28, 40, 45, 64: all of them; 35: 32, then 3 by tile dots).
 TEST(I2sKernel, MatchesReferenceBitwiseAtEveryIsa) {
   ThreadPool pool(2);
   const std::vector<Shape> shapes = {{1, 128, 1},     {17, 128, 3},    {69, 384, 8},     {40, 640, 13},

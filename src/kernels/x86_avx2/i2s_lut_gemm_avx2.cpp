@@ -1,7 +1,7 @@
 // The table-lookup ternary GEMM (i2s_lut_gemm.h) with 256-bit vectors.
 //
 // Shapes, per call (rows = 16 x tiles of the range, K = cols):
-//   idx    uint16 [blocks][tiles][16][8]   byte offsets of a row's 8 entries, one per table
+//   idx    uint8  [blocks][tiles][16][8]   a row's 8 base-3 indices, byte g for table g
 //   xt     int16  [blocks * 32][16]        the block of tokens, one column per vector
 //   tables int16  [8][81][16]              one block's tables (20.7 KB, stays in L1)
 //   acc16  int16  [rows][16]               sums of up to kFlushBlocks blocks
@@ -29,8 +29,6 @@ constexpr int kZeroEntry = 40;                          // digits 1111: all weig
 // |sum_i t_i x_i| <= 4 x 128 = 512 per group, so int16 holds 63 groups: 7 blocks.
 constexpr int kFlushBlocks = 7;
 static_assert(kFlushBlocks * kBlockGroups * kGroupColumns * 128 <= 32767);
-// Offsets up to 80 x 32 + 7 x 2592 = 20704 fit the int16 lanes vpackssdw makes.
-static_assert((kEntries - 1) * kEntryBytes + (kBlockGroups - 1) * kTableBytes <= 32767);
 
 template <class T>
 T* grow(AlignedBuffer<T>& b, int64_t count) {
@@ -40,55 +38,52 @@ T* grow(AlignedBuffer<T>& b, int64_t count) {
 
 // Per thread: the first prefill of a size allocates, later calls reuse.
 struct Scratch {
-  AlignedBuffer<uint16_t> idx;
+  AlignedBuffer<uint8_t> idx;
   AlignedBuffer<int8_t> zeros;  // zero-filled, never written
   AlignedBuffer<int16_t> xt, tables, acc16;
   AlignedBuffer<int32_t> acc32;
 };
 
-// Offsets of one line's 16 rows x 4 groups (columns 4j .. 4j + 3 of the line,
-// j = 0..3, tables first_group + j) into out[r][4] (uint16, rows 8 apart).
-// Byte 4r + i of a line half holds, at bits 2j, the code (t + 1) of row r and
-// column 4j + i: vpmaddubsw with 1, 3, 9, 27 and vpmaddwd with 1 give each
-// 32-bit lane its base-3 index sum_i code_i 3^i. A row's four offsets come out
-// in the order j = 0, 2, 1, 3: the lookups add them, so order is free.
-void line_offsets(const uint8_t* line, int first_group, uint16_t* out) {
+// The 16 rows' indices of one block (32 columns: line0, then line1, which is
+// null past the last line) into out[r][8]: byte 4l + j of row r indexes the
+// columns 4j .. 4j + 3 of line l. Byte 4r + i of a line half holds, at bits 2j,
+// the code (t + 1) of row r and column 4j + i: vpmaddubsw with 1, 3, 9, 27 and
+// vpmaddwd with 1 give each 32-bit lane its base-3 index sum_i code_i 3^i.
+void block_indices(const uint8_t* line0, const uint8_t* line1, uint8_t* out) {
   const __m256i mask = _mm256_set1_epi8(3), powers = _mm256_set1_epi32(0x1B090301), ones = _mm256_set1_epi16(1);
+  // Per 128-bit lane, bytes [j][4 rows] -> [4 rows][j].
+  const __m256i rows_first = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,  //
+                                              0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const uint8_t* const lines[2] = {line0, line1};
   #pragma GCC unroll 2
   for (int h = 0; h < 2; ++h) {
-    const __m256i half = _mm256_load_si256(reinterpret_cast<const __m256i*>(line + 32 * h));
-    __m256i off[4];  // [j], int32, rows 8h .. 8h + 7
-    #pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) {
-      const __m256i codes = _mm256_and_si256(_mm256_srli_epi16(half, 2 * j), mask);
-      const __m256i index = _mm256_madd_epi16(_mm256_maddubs_epi16(codes, powers), ones);
-      off[j] = _mm256_add_epi32(_mm256_slli_epi32(index, 5), _mm256_set1_epi32((first_group + j) * kTableBytes));
+    __m256i bytes[2];  // [line]: per lane (rows 8h .. 8h+3 | 8h+4 .. 8h+7), 4 rows x 4 indices
+    #pragma GCC unroll 2
+    for (int l = 0; l < 2; ++l) {
+      if (lines[l] == nullptr) {
+        bytes[l] = _mm256_set1_epi8(kZeroEntry);
+        continue;
+      }
+      const __m256i half = _mm256_load_si256(reinterpret_cast<const __m256i*>(lines[l] + 32 * h));
+      __m256i index[4];  // [j], int32, rows 8h .. 8h + 7
+      #pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) {
+        const __m256i codes = _mm256_and_si256(_mm256_srli_epi16(half, 2 * j), mask);
+        index[j] = _mm256_madd_epi16(_mm256_maddubs_epi16(codes, powers), ones);
+      }
+      // vpackssdw / vpackuswb work per 128-bit lane: [j][4 rows] bytes in each.
+      const __m256i packed = _mm256_packus_epi16(_mm256_packs_epi32(index[0], index[1]),
+                                                 _mm256_packs_epi32(index[2], index[3]));
+      bytes[l] = _mm256_shuffle_epi8(packed, rows_first);
     }
-    // Per 128-bit lane (rows 0-3 | 4-7 of the half): pack j pairs, then
-    // interleave until each 64-bit chunk is one row's four offsets.
-    const __m256i a = _mm256_packs_epi32(off[0], off[1]), b = _mm256_packs_epi32(off[2], off[3]);
-    const __m256i lo = _mm256_unpacklo_epi16(a, b), hi = _mm256_unpackhi_epi16(a, b);
-    const __m256i rows01 = _mm256_unpacklo_epi32(lo, hi);  // rows 0, 1 | 4, 5
-    const __m256i rows23 = _mm256_unpackhi_epi32(lo, hi);  // rows 2, 3 | 6, 7
-    uint16_t* o = out + 8 * 8 * h;
-    const __m128i r01 = _mm256_castsi256_si128(rows01), r45 = _mm256_extracti128_si256(rows01, 1);
-    const __m128i r23 = _mm256_castsi256_si128(rows23), r67 = _mm256_extracti128_si256(rows23, 1);
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(o + 0), r01);
-    _mm_storeh_pd(reinterpret_cast<double*>(o + 8), _mm_castsi128_pd(r01));
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(o + 16), r23);
-    _mm_storeh_pd(reinterpret_cast<double*>(o + 24), _mm_castsi128_pd(r23));
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(o + 32), r45);
-    _mm_storeh_pd(reinterpret_cast<double*>(o + 40), _mm_castsi128_pd(r45));
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(o + 48), r67);
-    _mm_storeh_pd(reinterpret_cast<double*>(o + 56), _mm_castsi128_pd(r67));
+    // Per lane: rows r, r+1 | r+2, r+3, each line 0's 4 bytes then line 1's.
+    const __m256i lo = _mm256_unpacklo_epi32(bytes[0], bytes[1]), hi = _mm256_unpackhi_epi32(bytes[0], bytes[1]);
+    uint8_t* o = out + 8 * 8 * h;
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 0), _mm256_castsi256_si128(lo));    // rows 0, 1
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 16), _mm256_castsi256_si128(hi));   // rows 2, 3
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 32), _mm256_extracti128_si256(lo, 1));  // rows 4, 5
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(o + 48), _mm256_extracti128_si256(hi, 1));  // rows 6, 7
   }
-}
-
-// The missing second line of a last block (an odd number of lines): entries of zero.
-void zero_offsets(int first_group, uint16_t* out) {
-  for (int r = 0; r < 16; ++r)
-    for (int j = 0; j < 4; ++j)
-      out[8 * r + j] = static_cast<uint16_t>(kZeroEntry * kEntryBytes + (first_group + j) * kTableBytes);
 }
 
 // xt[c][t] = rows[t][c] (int8 -> int16) for 16 columns from c0: a 16 x 16 byte
@@ -148,26 +143,25 @@ void build_table(const int16_t* xt, int16_t* table) {
   }
 }
 
-// acc16[row] += the entries its 8 offsets name, for the 16 rows of one tile
+// acc16[row] += the entries its 8 indices name, for the 16 rows of one tile
 // (idx [16][8]): one vpaddw with a memory operand per 4 weights and 16 tokens.
-// A row's offsets are read as two 64-bit words and taken apart in registers:
-// one load per offset instead ran 0.99 cycles per lookup against 0.84 (Zen 3,
-// tables in L1). kWiden (every kFlushBlocks blocks): the int16 sums go on into
-// acc32 and acc16 restarts at zero, in the same pass.
+// A row's indices are one 64-bit word taken apart in registers: a 16-bit load
+// per entry ran 0.99 cycles per lookup against 0.84 (Zen 3, tables in L1);
+// bytes (with the table's base in the displacement) ran as fast as 16-bit
+// offsets and halve the scratch.
 template <bool kWiden>
-void tile_lookups(const uint16_t* idx, const char* tables, int16_t* acc16, int32_t* acc32) {
-  const auto entry = [tables](uint64_t offset) {
-    return _mm256_load_si256(reinterpret_cast<const __m256i*>(tables + offset));
+void tile_lookups(const uint8_t* idx, const char* tables, int16_t* acc16, int32_t* acc32) {
+  const auto entry = [tables](uint64_t index, int table) {
+    return _mm256_load_si256(reinterpret_cast<const __m256i*>(tables + table * kTableBytes + index * kEntryBytes));
   };
   for (int r = 0; r < 16; ++r) {
     __m256i* a = reinterpret_cast<__m256i*>(acc16 + kI2sLutTokens * r);
-    uint64_t w0, w1;
-    std::memcpy(&w0, idx + 8 * r, 8);
-    std::memcpy(&w1, idx + 8 * r + 4, 8);
-    __m256i s0 = _mm256_add_epi16(entry(w0 & 0xFFFF), entry((w0 >> 32) & 0xFFFF));
-    __m256i s1 = _mm256_add_epi16(entry((w0 >> 16) & 0xFFFF), entry(w0 >> 48));
-    s0 = _mm256_add_epi16(s0, _mm256_add_epi16(entry(w1 & 0xFFFF), entry((w1 >> 32) & 0xFFFF)));
-    s1 = _mm256_add_epi16(s1, _mm256_add_epi16(entry((w1 >> 16) & 0xFFFF), entry(w1 >> 48)));
+    uint64_t w;
+    std::memcpy(&w, idx + 8 * r, 8);
+    __m256i s0 = _mm256_add_epi16(entry(w & 0xFF, 0), entry((w >> 8) & 0xFF, 1));
+    __m256i s1 = _mm256_add_epi16(entry((w >> 16) & 0xFF, 2), entry((w >> 24) & 0xFF, 3));
+    s0 = _mm256_add_epi16(s0, _mm256_add_epi16(entry((w >> 32) & 0xFF, 4), entry((w >> 40) & 0xFF, 5)));
+    s1 = _mm256_add_epi16(s1, _mm256_add_epi16(entry((w >> 48) & 0xFF, 6), entry(w >> 56, 7)));
     const __m256i sum = _mm256_add_epi16(_mm256_load_si256(a), _mm256_add_epi16(s0, s1));
     if constexpr (kWiden) {
       __m256i* w = reinterpret_cast<__m256i*>(acc32 + kI2sLutTokens * r);
@@ -189,28 +183,25 @@ void i2s_lut_gemm_avx2(const SpannedTiles<I2sTiles>& tiles, int64_t cols, int64_
   const int64_t n_tiles = tile_end - tile_begin, rows = 16 * n_tiles;
   const int64_t lines = (cols + I2sTiles::kColumns - 1) / I2sTiles::kColumns;
   const int64_t blocks = (lines + 1) / 2;
-  uint16_t* idx = grow(s.idx, blocks * n_tiles * kBlockGroups * 16);
+  uint8_t* idx = grow(s.idx, blocks * n_tiles * 128);
   int16_t* xt = grow(s.xt, blocks * kBlockColumns * kI2sLutTokens);
   const int8_t* zeros = grow(s.zeros, blocks * kBlockColumns);  // the rows of absent tokens
   int16_t* tables = grow(s.tables, int64_t{kBlockGroups} * kTableBytes / 2);
   int16_t* acc16 = grow(s.acc16, rows * kI2sLutTokens);
   int32_t* acc32 = grow(s.acc32, rows * kI2sLutTokens);
 
-  // Offsets of every line of the range: line L of the matrix is line L - first
-  // of the span holding it (spans but the last have whole lines).
-  for (size_t span = 0; span < tiles.spans.size(); ++span) {
+  // Indices of every block of the range. Line L of the matrix is line
+  // L - first of the span holding it (spans but the last have whole lines).
+  const auto line = [&](int64_t l, int64_t tile) -> const uint8_t* {
+    if (l >= lines) return nullptr;
+    size_t span = 0;
+    while (span + 1 < tiles.spans.size() && tiles.starts[span + 1] / I2sTiles::kColumns <= l) ++span;
     const I2sTiles& t = tiles.spans[span];
-    const int64_t first = tiles.starts[span] / I2sTiles::kColumns;
-    for (int64_t g = 0; g < t.groups; ++g) {
-      const int64_t line = first + g, block = line / 2;
-      const int first_group = static_cast<int>(line % 2) * 4;
-      for (int64_t i = 0; i < n_tiles; ++i)
-        line_offsets(t.tile(tile_begin + i) + I2sTiles::kLineBytes * g, first_group,
-                     idx + (block * n_tiles + i) * kBlockGroups * 16 + first_group);
-    }
-  }
-  if (lines % 2)
-    for (int64_t i = 0; i < n_tiles; ++i) zero_offsets(4, idx + ((blocks - 1) * n_tiles + i) * kBlockGroups * 16 + 4);
+    return t.tile(tile) + I2sTiles::kLineBytes * (l - tiles.starts[span] / I2sTiles::kColumns);
+  };
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int64_t i = 0; i < n_tiles; ++i)
+      block_indices(line(2 * b, tile_begin + i), line(2 * b + 1, tile_begin + i), idx + (b * n_tiles + i) * 128);
 
   const char* table_bytes = reinterpret_cast<const char*>(tables);
   // Every block of tokens ends with a widening pass, which leaves acc16 zero.
@@ -229,7 +220,7 @@ void i2s_lut_gemm_avx2(const SpannedTiles<I2sTiles>& tiles, int64_t cols, int64_
         build_table(xt + (b * kBlockColumns + g * kGroupColumns) * kI2sLutTokens, tables + g * kTableBytes / 2);
       const bool widen = (b + 1) % kFlushBlocks == 0 || b + 1 == blocks;
       for (int64_t i = 0; i < n_tiles; ++i) {
-        const uint16_t* ix = idx + (b * n_tiles + i) * kBlockGroups * 16;
+        const uint8_t* ix = idx + (b * n_tiles + i) * 128;
         int16_t* a16 = acc16 + 16 * i * kI2sLutTokens;
         int32_t* a32 = acc32 + 16 * i * kI2sLutTokens;
         if (widen)
