@@ -3,7 +3,8 @@
 #  1. the Release build's GoogleTest suites under ctest;
 #  2. the file-reader and HTTP server suites again under AddressSanitizer + UBSan
 #     (build-asan/), so corrupted-file and bad-request tests prove "no crash",
-#     not just "right message".
+#     not just "right message"; and the i2s kernel suite, whose lookup GEMM
+#     indexes its tables with computed offsets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -17,6 +18,6 @@ cmake --build build -j "$jobs"
 (cd build && ctest --output-on-failure -j "$jobs" --timeout 900)
 
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLOWBIT_ASAN=ON >/dev/null
-asan_targets=(lowbit_test_formats lowbit_test_tokenizer lowbit_test_server)
+asan_targets=(lowbit_test_formats lowbit_test_tokenizer lowbit_test_server lowbit_test_kernels)
 cmake --build build-asan -j "$jobs" --target "${asan_targets[@]}"
-(cd build-asan && ctest --output-on-failure -j "$jobs" --timeout 900 -R '^(Gguf|Llama2c|Vocab|SpmTokenizer|BpeTokenizer|CompletionServer|Http)')
+(cd build-asan && ctest --output-on-failure -j "$jobs" --timeout 900 -R '^(Gguf|Llama2c|Vocab|SpmTokenizer|BpeTokenizer|CompletionServer|Http|I2sKernel)')

@@ -181,6 +181,7 @@ void i2s_lut_gemm_avx2(const SpannedTiles<I2sTiles>& tiles, int64_t cols, int64_
                        const int8_t* q, int64_t q_stride, int64_t tokens, I2sLutSink sink) {
   thread_local Scratch s;
   const int64_t n_tiles = tile_end - tile_begin, rows = 16 * n_tiles;
+  if (n_tiles <= 0 || tokens <= 0) return;
   const int64_t lines = (cols + I2sTiles::kColumns - 1) / I2sTiles::kColumns;
   const int64_t blocks = (lines + 1) / 2;
   uint8_t* idx = grow(s.idx, blocks * n_tiles * 128);
