@@ -164,6 +164,33 @@ void int4_linear_gemv_int16(const Vnni4Task& t) {
 // differ in x, xsum, inv and out only): each step's nibbles are unpacked once
 // for all of them, and each token's sums are exactly the one-token kernel's
 // (the same int16 windows, the same order), so its out is the same bits.
+// add_group (shift 0) for kTokens tokens' int32 dots dot(k, h) of group g,
+// the group's scales converted once for all: acc[k][h] += d_g * float(dot + x
+// term), the same float operations in the same order. acc: float sums in memory.
+template <int kTokens, class Dot>
+__attribute__((always_inline)) inline void add_group_tokens(const Vnni4Task* tasks, int64_t g, Dot dot,
+                                                            float (*acc)[2][8]) {
+  const __m128i* scales = reinterpret_cast<const __m128i*>(vnni4_group_scales(tasks[0], g));
+  const __m256 dg[2] = {_mm256_cvtph_ps(_mm_load_si128(scales)), _mm256_cvtph_ps(_mm_load_si128(scales + 1))};
+  #pragma GCC unroll 4
+  for (int k = 0; k < kTokens; ++k) {
+    const __m256i xs = _mm256_set1_epi32(tasks[k].xsum_factor * tasks[k].xsum[g]);
+    #pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      const __m256 isum = _mm256_cvtepi32_ps(_mm256_add_epi32(dot(k, h), xs));
+      _mm256_store_ps(acc[k][h], _mm256_add_ps(_mm256_load_ps(acc[k][h]), rounded_product(dg[h], isum)));
+    }
+  }
+}
+
+template <int kTokens>
+void store_tokens(const Vnni4Task* tasks, float (*acc)[2][8]) {
+  for (int k = 0; k < kTokens; ++k) {
+    const __m256 sums[2] = {_mm256_load_ps(acc[k][0]), _mm256_load_ps(acc[k][1])};
+    store_out(tasks[k], sums);
+  }
+}
+
 // One step (8 k, 16 rows) of 4-bit codes u against kTokens tokens' x at xoff:
 // the nibbles are split once, each token's pair sums go into its int16 a[k].
 template <int kTokens>
@@ -212,23 +239,9 @@ void int4_linear_tokens_window(const Vnni4Task* tasks) {
     for (int k = 0; k < kTokens; ++k) a[k][0] = a[k][1] = _mm256_setzero_si256();
     #pragma GCC unroll 4
     for (int st = 0; st < 4; ++st) int4_linear_step_tokens<kTokens>(c + 64 * st, tasks, 32 * g + 8 * st, nibble, a);
-    const __m128i* scales = reinterpret_cast<const __m128i*>(vnni4_group_scales(t0, g));
-    const __m256 d[2] = {_mm256_cvtph_ps(_mm_load_si128(scales)), _mm256_cvtph_ps(_mm_load_si128(scales + 1))};
-    #pragma GCC unroll 4
-    for (int k = 0; k < kTokens; ++k) {
-      const __m256i xs = _mm256_set1_epi32(tasks[k].xsum_factor * tasks[k].xsum[g]);
-      #pragma GCC unroll 2
-      for (int h = 0; h < 2; ++h) {  // add_group's operations, with a shift of 0
-        const __m256i isum = _mm256_add_epi32(_mm256_madd_epi16(a[k][h], ones), xs);
-        const __m256 sum = _mm256_add_ps(_mm256_load_ps(acc[k][h]), rounded_product(d[h], _mm256_cvtepi32_ps(isum)));
-        _mm256_store_ps(acc[k][h], sum);
-      }
-    }
+    add_group_tokens<kTokens>(tasks, g, [&](int k, int h) { return _mm256_madd_epi16(a[k][h], ones); }, acc);
   }
-  for (int k = 0; k < kTokens; ++k) {
-    const __m256 sums[2] = {_mm256_load_ps(acc[k][0]), _mm256_load_ps(acc[k][1])};
-    store_out(tasks[k], sums);
-  }
+  store_tokens<kTokens>(tasks, acc);
 }
 
 // 4-bit indices into a codebook of 16 signed int8 values (IQ4_NL: t.lut,
@@ -270,16 +283,17 @@ void int4_lut_tokens_int16(const Vnni4Task* tasks) {
   const Vnni4Task& t0 = tasks[0];
   const __m256i nibble = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
   const __m256i book = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t0.lut)));
-  __m256 acc[kTokens][2];
-  for (int k = 0; k < kTokens; ++k) acc[k][0] = acc[k][1] = _mm256_setzero_ps();
+  alignas(32) float acc[kTokens][2][8] = {};  // float sums wait in memory between groups
   int64_t xoff = 0;
   for (int64_t g = 0; g < t0.groups; ++g) {
     const uint8_t* c = vnni4_group_codes(t0, g);
     __m256i d[kTokens][2];
+    #pragma GCC unroll 4
     for (int k = 0; k < kTokens; ++k) d[k][0] = d[k][1] = _mm256_setzero_si256();
     for (int64_t s = 0; s < t0.steps_per_group; ++s, c += 64, xoff += 8) {
       prefetch(c);
       __m256i lo[2], hi[2];
+      #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
         const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(c + 32 * h));
         lo[h] = _mm256_shuffle_epi8(book, _mm256_and_si256(w, nibble));
@@ -289,6 +303,7 @@ void int4_lut_tokens_int16(const Vnni4Task* tasks) {
       for (int k = 0; k < kTokens; ++k) {
         const __m256i x_lo = broadcast4(tasks[k].x + xoff), x_hi = broadcast4(tasks[k].x + xoff + 4);
         const __m256i ax_lo = _mm256_abs_epi8(x_lo), ax_hi = _mm256_abs_epi8(x_hi);
+        #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h) {
           const __m256i p_lo = _mm256_maddubs_epi16(ax_lo, _mm256_sign_epi8(lo[h], x_lo));
           const __m256i p_hi = _mm256_maddubs_epi16(ax_hi, _mm256_sign_epi8(hi[h], x_hi));
@@ -296,10 +311,9 @@ void int4_lut_tokens_int16(const Vnni4Task* tasks) {
         }
       }
     }
-    for (int k = 0; k < kTokens; ++k)
-      for (int h = 0; h < 2; ++h) acc[k][h] = add_group(acc[k][h], d[k][h], 0, tasks[k], g, h);
+    add_group_tokens<kTokens>(tasks, g, [&](int k, int h) { return d[k][h]; }, acc);
   }
-  for (int k = 0; k < kTokens; ++k) store_out(tasks[k], acc[k]);
+  store_tokens<kTokens>(tasks, acc);
 }
 
 // The paper's 1-bit sequence for 8 rows x 4 k (32 bits): broadcast, in-lane
