@@ -1,7 +1,8 @@
 // What the factored block kernels share (simd_k_quant_body.h,
 // simd_q2_k_body.h, simd_signed_k_body.h, simd_q4_1_body.h): per token a few
 // partial totals, each taking step * (values . x) for a run of values in
-// turn, and the dispatch of a call's token count to a compile-time one.
+// turn, the loop that unpacks a row's blocks one ahead, and the dispatch of a
+// call's token count to a compile-time one.
 #pragma once
 
 #include <cstdint>
@@ -95,6 +96,21 @@ inline __m256i move_bit(__m256i bytes) {
   static_assert(kFrom >= 0 && kFrom < 8 && kTo >= 0 && kTo < 8);
   const __m256i shifted = kFrom <= kTo ? _mm256_slli_epi16(bytes, kTo - kFrom) : _mm256_srli_epi16(bytes, kFrom - kTo);
   return _mm256_and_si256(shifted, _mm256_set1_epi8(static_cast<char>(1 << kTo)));
+}
+
+// body(i, block, v) for each of a row's `blocks` blocks, v the block's
+// kValues values as Values::unpack writes them (Values::kBlockBytes a block).
+// Each block is unpacked one block ahead, so its loads do not wait on its own
+// 8-byte stores (a load spanning two stores in flight cannot be forwarded).
+template <class Values, int kValues, class Body>
+__attribute__((always_inline)) inline void for_each_unpacked_block(const uint8_t* row, int64_t blocks, Body&& body) {
+  alignas(64) int8_t unpacked[2][kValues];
+  if (blocks > 0) Values::unpack(row, unpacked[0]);
+  for (int64_t i = 0; i < blocks; ++i) {
+    const uint8_t* block = row + i * Values::kBlockBytes;
+    if (i + 1 < blocks) Values::unpack(block + Values::kBlockBytes, unpacked[(i + 1) & 1]);
+    body(i, block, static_cast<const int8_t*>(unpacked[i & 1]));
+  }
 }
 
 // The sum of an AVX2 vector's 8 lanes (the per-sub-block offset terms, 8 sub-blocks a vector).

@@ -111,14 +111,7 @@ void k_quant_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_s
   __m256 biases[kTokens];  // per sub-block lane: (c step - offset) times the x sums
   #pragma GCC unroll 8
   for (int t = 0; t < kTokens; ++t) biases[t] = _mm256_setzero_ps();
-  // Unpacked one block ahead, so a block's loads do not wait on its own
-  // 8-byte stores (a load spanning two stores in flight cannot be forwarded).
-  alignas(64) int8_t unpacked[2][256];
-  if (blocks > 0) Values::unpack(row, unpacked[0]);
-  for (int64_t i = 0; i < blocks; ++i) {
-    const uint8_t* block = row + i * Values::kBlockBytes;
-    if (i + 1 < blocks) Values::unpack(block + Values::kBlockBytes, unpacked[(i + 1) & 1]);
-    const int8_t* v = unpacked[i & 1];
+  for_each_unpacked_block<Values, 256>(row, blocks, [&](int64_t i, const uint8_t* block, const int8_t* v) {
     __m256 steps, offsets;
     k_quant_steps(block, &steps, &offsets);
     // c step is exact (c a power of two), the difference rounded once.
@@ -129,7 +122,7 @@ void k_quant_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_s
     #pragma GCC unroll 8
     for (int t = 0; t < kTokens; ++t)
       biases[t] = _mm256_fmadd_ps(bias, _mm256_loadu_ps(xsum + t * xsum_stride + i * 8), biases[t]);
-  }
+  });
   #pragma GCC unroll 8
   for (int t = 0; t < kTokens; ++t) y[t * y_stride] = totals.sum(t) + sum_lanes(biases[t]);
 }

@@ -39,6 +39,12 @@ inline void unpack_q2_k(const uint8_t* block, int8_t* v /* [256] */) {
   }
 }
 
+// The block layout as for_each_unpacked_block reads it.
+struct Q2KValues {
+  static constexpr int64_t kBlockBytes = sizeof(BlockQ2_K);
+  static void unpack(const uint8_t* block, int8_t* v) { unpack_q2_k(block, v); }
+};
+
 // The 16 sub-blocks' steps d * (sc & 15) and offsets dmin * (sc >> 4), each
 // rounded to float as dequantize_row_q2_K rounds them, 8 per vector.
 inline void q2_k_steps(const uint8_t* block, __m256* step /* [2] */, __m256* offset /* [2] */) {
@@ -67,13 +73,7 @@ void q2_k_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stri
   __m256 biases[kTokens];  // per sub-block lane: (2 step - offset) times the x sums
   #pragma GCC unroll 8
   for (int t = 0; t < kTokens; ++t) biases[t] = _mm256_setzero_ps();
-  alignas(64) int8_t unpacked[2][256];  // one block ahead, as k_quant_row
-  constexpr int64_t kBlockBytes = sizeof(BlockQ2_K);
-  if (blocks > 0) unpack_q2_k(row, unpacked[0]);
-  for (int64_t i = 0; i < blocks; ++i) {
-    const uint8_t* block = row + i * kBlockBytes;
-    if (i + 1 < blocks) unpack_q2_k(block + kBlockBytes, unpacked[(i + 1) & 1]);
-    const int8_t* v = unpacked[i & 1];
+  for_each_unpacked_block<Q2KValues, 256>(row, blocks, [&](int64_t i, const uint8_t* block, const int8_t* v) {
     __m256 steps[2], offsets[2];
     q2_k_steps(block, steps, offsets);
     const __m256 two = _mm256_set1_ps(kQ2KCenter);  // 2 step exact, the difference rounded once
@@ -89,7 +89,7 @@ void q2_k_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stri
       biases[t] = _mm256_fmadd_ps(bias[0], _mm256_loadu_ps(st), biases[t]);
       biases[t] = _mm256_fmadd_ps(bias[1], _mm256_loadu_ps(st + 8), biases[t]);
     }
-  }
+  });
   #pragma GCC unroll 8
   for (int t = 0; t < kTokens; ++t) y[t * y_stride] = totals.sum(t) + sum_lanes(biases[t]);
 }

@@ -102,12 +102,7 @@ void q4_1_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stri
   float biases[kTokens];  // (m + kCenter d) times the blocks' x sums
   #pragma GCC unroll 8
   for (int t = 0; t < kTokens; ++t) biases[t] = 0.0f;
-  alignas(64) int8_t unpacked[2][32];  // one block ahead, as k_quant_row
-  if (blocks > 0) Values::unpack(row, unpacked[0]);
-  for (int64_t i = 0; i < blocks; ++i) {
-    const uint8_t* block = row + i * Values::kBlockBytes;
-    if (i + 1 < blocks) Values::unpack(block + Values::kBlockBytes, unpacked[(i + 1) & 1]);
-    const int8_t* v = unpacked[i & 1];
+  for_each_unpacked_block<Values, 32>(row, blocks, [&](int64_t i, const uint8_t* block, const int8_t* v) {
     float d, m;
     Values::scales(block, &d, &m);
     V q[kVectors];
@@ -121,7 +116,7 @@ void q4_1_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_stri
       #pragma GCC unroll 8
       for (int t = 0; t < kTokens; ++t) biases[t] += bias * xsum[t * xsum_stride + i];
     }
-  }
+  });
   #pragma GCC unroll 8
   for (int t = 0; t < kTokens; ++t) y[t * y_stride] = totals.sum(t) + biases[t];
 }

@@ -144,17 +144,11 @@ void signed_k_row(const uint8_t* row, int64_t blocks, const float* x, int64_t x_
   constexpr int kRun = Values::kRunValues, kRuns = 256 / kRun;
   static_assert(S::kLanes <= kRun, "a vector within a sub-block");
   BlockTotals<S, kTokens> totals;
-  // Unpacked one block ahead, so a block's loads do not wait on its own stores.
-  alignas(64) int8_t unpacked[2][256];
-  if (blocks > 0) Values::unpack(row, unpacked[0]);
-  for (int64_t i = 0; i < blocks; ++i) {
-    const uint8_t* block = row + i * Values::kBlockBytes;
-    if (i + 1 < blocks) Values::unpack(block + Values::kBlockBytes, unpacked[(i + 1) & 1]);
-    const int8_t* v = unpacked[i & 1];
+  for_each_unpacked_block<Values, 256>(row, blocks, [&](int64_t i, const uint8_t* block, const int8_t* v) {
     alignas(32) float step[kRuns];
     Values::steps(block, step);
     totals.template add_runs<kRun, kRuns>(v, x + i * 256, x_stride, step);
-  }
+  });
   #pragma GCC unroll 8
   for (int t = 0; t < kTokens; ++t) y[t * y_stride] = totals.sum(t);
 }
