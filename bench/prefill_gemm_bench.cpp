@@ -94,7 +94,7 @@ void BM_I2sPrefillReference(benchmark::State& state) {
 }
 
 const auto kShapes = [](benchmark::internal::Benchmark* b) {
-  b->Args({2560, 2560})->Args({6912, 2560})->Args({2560, 6912})->Unit(benchmark::kMillisecond)->UseRealTime();
+  b->Args({2560, 2560})->Args({640, 2560})->Args({6912, 2560})->Args({2560, 6912})->Unit(benchmark::kMillisecond)->UseRealTime();
 };
 BENCHMARK(BM_I2sPrefillLookup)->Apply(kShapes);
 BENCHMARK(BM_I2sPrefillTileDots)->Apply(kShapes);

@@ -203,6 +203,33 @@ TEST(I2sKernel, LookupGemmExactAtTheInt16Bound) {
     }
 }
 
+// The int16 sums are widened when a token's |x| since the last widening could
+// pass 32767, per token: here tokens differ in magnitude, and each one's
+// columns turn from small to extreme at a different column, so the widenings
+// fall at uneven blocks.
+// Every sum is as large as it can be (all weights one sign).
+TEST(I2sKernel, LookupGemmWidensByEachTokensMagnitude) {
+  ASSERT_TRUE(cpu_features().has_avx2_level()) << "no AVX2: the lookup GEMM cannot run here";
+  const int64_t k = 6000, tokens = 16, stride = (k + 63) / 64 * 64;
+  std::vector<int8_t> q(static_cast<size_t>(tokens * stride), 0);
+  std::vector<int64_t> sum(tokens, 0);
+  for (int64_t tk = 0; tk < tokens; ++tk)
+    for (int64_t c = 0; c < k; ++c) {
+      const int v = c < (2 + tk) * 173 ? static_cast<int>(tk * 5) : (tk % 2 ? 127 : -128);
+      q[static_cast<size_t>(tk * stride + c)] = static_cast<int8_t>(v);
+      sum[static_cast<size_t>(tk)] += v;
+    }
+  for (const int8_t w : {int8_t{1}, int8_t{-1}}) {
+    const std::vector<int8_t> t(static_cast<size_t>(16 * k), w);
+    SpannedTiles<I2sTiles> tiles(16, k, I2sTiles::kColumns, 252);
+    for (int64_t r = 0; r < 16; ++r) tiles.set_row(r, t.data() + r * k);
+    i2s_lut_gemm_avx2(tiles, k, 0, 1, q.data(), stride, tokens, [&](int64_t, int64_t, int n, const int32_t* dots) {
+      for (int tk = 0; tk < n; ++tk)
+        for (int r = 0; r < 16; ++r) ASSERT_EQ(dots[16 * tk + r], w * sum[static_cast<size_t>(tk)]) << "token " << tk;
+    });
+  }
+}
+
 // Bitwise the ref kernel's y, for odd shapes and the BitNet 2B-4T matrices.
 // Rows past 252 lines are taken in spans: K = 6912 and 4352 in 2 equal ones,
 // 9088 in 3 (190, 190, 188 lines). From 16 tokens plain AVX2 takes blocks of

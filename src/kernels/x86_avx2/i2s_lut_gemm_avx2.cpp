@@ -4,12 +4,13 @@
 //   idx    uint8  [blocks][tiles][16][8]   a row's 8 base-3 indices, byte g for table g
 //   xt     int16  [blocks * 32][16]        the block of tokens, one column per vector
 //   tables int16  [8][81][16]              one block's tables (20.7 KB, stays in L1)
-//   acc16  int16  [rows][16]               sums of up to kFlushBlocks blocks
+//   acc16  int16  [rows][16]               sums over the blocks since the last widening
 //   acc32  int32  [rows][16]               sums over K
 // where a block is 32 columns (two I2sTiles lines, 8 groups of 4 columns).
 #include <immintrin.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "core/aligned_buffer.h"
@@ -26,9 +27,10 @@ constexpr int kBlockColumns = kBlockGroups * kGroupColumns;
 constexpr int kEntryBytes = kI2sLutTokens * 2;          // one ymm of int16
 constexpr int kTableBytes = kEntries * kEntryBytes;     // 2592
 constexpr int kZeroEntry = 40;                          // digits 1111: all weights 0
-// |sum_i t_i x_i| <= 4 x 128 = 512 per group, so int16 holds 63 groups: 7 blocks.
-constexpr int kFlushBlocks = 7;
-static_assert(kFlushBlocks * kBlockGroups * kGroupColumns * 128 <= 32767);
+// A token's int16 sum over the blocks since the last widening is at most the
+// sum of its |x| over their columns, at most 32 x 128 = 4096 per block.
+constexpr int kMaxBlockAbsSum = kBlockColumns * 128;
+static_assert(kMaxBlockAbsSum <= 32767);
 
 template <class T>
 T* grow(AlignedBuffer<T>& b, int64_t count) {
@@ -38,7 +40,7 @@ T* grow(AlignedBuffer<T>& b, int64_t count) {
 
 // Per thread: the first prefill of a size allocates, later calls reuse.
 struct Scratch {
-  AlignedBuffer<uint8_t> idx;
+  AlignedBuffer<uint8_t> idx, widen;
   AlignedBuffer<int8_t> zeros;  // zero-filled, never written
   AlignedBuffer<int16_t> xt, tables, acc16;
   AlignedBuffer<int32_t> acc32;
@@ -124,45 +126,89 @@ void transpose_columns(const int8_t* const* rows, int64_t c0, int16_t* xt) {
 }
 
 // Entry v = sum_i (d_i - 1) x_i over the base-3 digits d_i of v (d_0 lowest),
-// x_i the 16 tokens' activations of the group's column i.
+// x_i the 16 tokens' activations of the group's column i. As entry
+// 9b + a = low[a] + high[b], with the 9 sums of columns 0, 1 held in registers
+// and those of columns 2, 3 made as they are needed: one add and one store per
+// entry (the stores bound it).
 void build_table(const int16_t* xt, int16_t* table) {
+  const auto column = [xt](int i) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(xt + kI2sLutTokens * i)); };
+  const __m256i x0 = column(0), x1 = column(1), x2 = column(2), x3 = column(3);
+  __m256i low[9];
+  low[4] = _mm256_setzero_si256();
+  low[5] = x0;
+  low[3] = _mm256_sub_epi16(low[4], x0);
+  #pragma GCC unroll 3
+  for (int d0 = 0; d0 < 3; ++d0) {
+    low[d0] = _mm256_sub_epi16(low[3 + d0], x1);
+    low[6 + d0] = _mm256_add_epi16(low[3 + d0], x1);
+  }
   __m256i* e = reinterpret_cast<__m256i*>(table);
-  const __m256i x0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(xt));
-  e[0] = _mm256_sub_epi16(_mm256_setzero_si256(), x0);
-  e[1] = _mm256_setzero_si256();
-  e[2] = x0;
-  int n = 3;
-  for (int i = 1; i < kGroupColumns; ++i, n *= 3) {
-    const __m256i x = _mm256_load_si256(reinterpret_cast<const __m256i*>(xt + kI2sLutTokens * i));
-    for (int v = 0; v < n; ++v) {
-      const __m256i ev = e[v];
-      e[n + v] = ev;
-      e[2 * n + v] = _mm256_add_epi16(ev, x);
-      e[v] = _mm256_sub_epi16(ev, x);
+  const __m256i minus_x3 = _mm256_sub_epi16(low[4], x3);
+  #pragma GCC unroll 3
+  for (int d3 = 0; d3 < 3; ++d3) {
+    const __m256i h3 = d3 == 0 ? minus_x3 : d3 == 1 ? low[4] : x3;
+    #pragma GCC unroll 3
+    for (int d2 = 0; d2 < 3; ++d2) {
+      const __m256i high = d2 == 0 ? _mm256_sub_epi16(h3, x2) : d2 == 1 ? h3 : _mm256_add_epi16(h3, x2);
+      #pragma GCC unroll 9
+      for (int a = 0; a < 9; ++a) _mm256_store_si256(e + 27 * d3 + 9 * d2 + a, _mm256_add_epi16(low[a], high));
     }
   }
 }
 
+// widen[b] = 1 where the pass over block b must end by adding acc16 into
+// acc32: where the next block could take a token's int16 sum past 32767 (its
+// |x| summed over the columns since the last widening), and at the last block.
+// Intermediate sums may wrap: int16 adds are exact modulo 2^16, so only each
+// widened total must fit. Uniform random activations widen every 16 blocks or
+// so, where the worst case (all |x| = 128) needs every 7.
+void plan_widening(const int16_t* xt, int64_t blocks, uint8_t* widen) {
+  const auto block_sum = [xt](int64_t b) {  // per token, sum of |x| over the block (<= 4096)
+    const __m256i* x = reinterpret_cast<const __m256i*>(xt) + b * kBlockColumns;
+    __m256i s = _mm256_abs_epi16(x[0]);
+    for (int c = 1; c < kBlockColumns; ++c) s = _mm256_add_epi16(s, _mm256_abs_epi16(x[c]));
+    return s;
+  };
+  if (blocks == 0) return;
+  const __m256i limit = _mm256_set1_epi16(32767);
+  __m256i run = block_sum(0);
+  for (int64_t b = 0; b + 1 < blocks; ++b) {
+    const __m256i next = block_sum(b + 1);
+    // run <= 32767 and next <= kMaxBlockAbsSum: their unsigned sum fits in 16 bits.
+    const __m256i total = _mm256_add_epi16(run, next);
+    const bool over = _mm256_movemask_epi8(_mm256_cmpeq_epi16(_mm256_max_epu16(total, limit), limit)) != -1;
+    widen[b] = over;
+    run = over ? next : total;
+  }
+  widen[blocks - 1] = 1;
+}
+
 // acc16[row] += the entries its 8 indices name, for the 16 rows of one tile
 // (idx [16][8]): one vpaddw with a memory operand per 4 weights and 16 tokens.
-// A row's indices are one 64-bit word taken apart in registers: a 16-bit load
-// per entry ran 0.99 cycles per lookup against 0.84 (Zen 3, tables in L1);
-// bytes (with the table's base in the displacement) ran as fast as 16-bit
-// offsets and halve the scratch.
+// A row's indices are one 64-bit word taken apart in registers: byte g rotated
+// right by 8g - 5 and masked is already index x 32, the entry's offset (one
+// rorx and one and). On Zen 3 with the tables in L1 that ran 0.79 cycles per
+// lookup, against 0.84 for shift, mask and shift; 0.99 for a 16-bit load per
+// entry; and 0.6 with no indices at all (the loads' bound).
 template <bool kWiden>
 void tile_lookups(const uint8_t* idx, const char* tables, int16_t* acc16, int32_t* acc32) {
-  const auto entry = [tables](uint64_t index, int table) {
-    return _mm256_load_si256(reinterpret_cast<const __m256i*>(tables + table * kTableBytes + index * kEntryBytes));
+  const auto entry = [tables](uint64_t w, int table) {
+    const uint64_t offset = std::rotr(w, (8 * table - 5) & 63) & (0xFFu * kEntryBytes);
+    return _mm256_load_si256(reinterpret_cast<const __m256i*>(tables + table * kTableBytes + offset));
   };
+  static_assert(kEntryBytes == 32);
   for (int r = 0; r < 16; ++r) {
     __m256i* a = reinterpret_cast<__m256i*>(acc16 + kI2sLutTokens * r);
     uint64_t w;
     std::memcpy(&w, idx + 8 * r, 8);
-    __m256i s0 = _mm256_add_epi16(entry(w & 0xFF, 0), entry((w >> 8) & 0xFF, 1));
-    __m256i s1 = _mm256_add_epi16(entry((w >> 16) & 0xFF, 2), entry((w >> 24) & 0xFF, 3));
-    s0 = _mm256_add_epi16(s0, _mm256_add_epi16(entry((w >> 32) & 0xFF, 4), entry((w >> 40) & 0xFF, 5)));
-    s1 = _mm256_add_epi16(s1, _mm256_add_epi16(entry((w >> 48) & 0xFF, 6), entry(w >> 56, 7)));
-    const __m256i sum = _mm256_add_epi16(_mm256_load_si256(a), _mm256_add_epi16(s0, s1));
+    __m256i s0 = _mm256_add_epi16(_mm256_load_si256(a), entry(w, 0)), s1 = entry(w, 1);
+    s0 = _mm256_add_epi16(s0, entry(w, 2));
+    s1 = _mm256_add_epi16(s1, entry(w, 3));
+    s0 = _mm256_add_epi16(s0, entry(w, 4));
+    s1 = _mm256_add_epi16(s1, entry(w, 5));
+    s0 = _mm256_add_epi16(s0, entry(w, 6));
+    s1 = _mm256_add_epi16(s1, entry(w, 7));
+    const __m256i sum = _mm256_add_epi16(s0, s1);
     if constexpr (kWiden) {
       __m256i* w = reinterpret_cast<__m256i*>(acc32 + kI2sLutTokens * r);
       _mm256_store_si256(w, _mm256_add_epi32(_mm256_load_si256(w), _mm256_cvtepi16_epi32(_mm256_castsi256_si128(sum))));
@@ -190,6 +236,7 @@ void i2s_lut_gemm_avx2(const SpannedTiles<I2sTiles>& tiles, int64_t cols, int64_
   int16_t* tables = grow(s.tables, int64_t{kBlockGroups} * kTableBytes / 2);
   int16_t* acc16 = grow(s.acc16, rows * kI2sLutTokens);
   int32_t* acc32 = grow(s.acc32, rows * kI2sLutTokens);
+  uint8_t* widen = grow(s.widen, blocks);
 
   // Indices of every block of the range. Line L of the matrix is line
   // L - first of the span holding it (spans but the last have whole lines).
@@ -215,16 +262,16 @@ void i2s_lut_gemm_avx2(const SpannedTiles<I2sTiles>& tiles, int64_t cols, int64_
     const int8_t* token_rows[kI2sLutTokens];
     for (int t = 0; t < kI2sLutTokens; ++t) token_rows[t] = t < n_tok ? q + (t0 + t) * q_stride : zeros;
     for (int64_t c = 0; c < blocks * kBlockColumns; c += 16) transpose_columns(token_rows, c, xt + kI2sLutTokens * c);
+    plan_widening(xt, blocks, widen);
     std::memset(acc32, 0, static_cast<size_t>(rows * kI2sLutTokens) * sizeof(int32_t));
     for (int64_t b = 0; b < blocks; ++b) {
       for (int g = 0; g < kBlockGroups; ++g)
         build_table(xt + (b * kBlockColumns + g * kGroupColumns) * kI2sLutTokens, tables + g * kTableBytes / 2);
-      const bool widen = (b + 1) % kFlushBlocks == 0 || b + 1 == blocks;
       for (int64_t i = 0; i < n_tiles; ++i) {
         const uint8_t* ix = idx + (b * n_tiles + i) * 128;
         int16_t* a16 = acc16 + 16 * i * kI2sLutTokens;
         int32_t* a32 = acc32 + 16 * i * kI2sLutTokens;
-        if (widen)
+        if (widen[b])
           tile_lookups<true>(ix, table_bytes, a16, a32);
         else
           tile_lookups<false>(ix, table_bytes, a16, a32);
