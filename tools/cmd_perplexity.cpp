@@ -90,7 +90,7 @@ int run(const PerplexityOptions& o) {
                tokens.size(), static_cast<long long>(plan.n_chunks), static_cast<long long>(plan.n_ctx),
                static_cast<long long>(plan.first), static_cast<long long>(plan.n_ctx - 2));
 
-  Decoder decoder(*lm.model, *lm.pool, 64, o.kv_type == "f32" ? KvCacheType::F32 : KvCacheType::F16);
+  Decoder decoder(*lm.model, *lm.pool, kPromptBatch, o.kv_type == "f32" ? KvCacheType::F32 : KvCacheType::F16);
   DistributionComparison comparison;
   std::string chunk_log;
   std::vector<double> log_probs(static_cast<size_t>(n_vocab)), base(static_cast<size_t>(n_vocab));

@@ -42,7 +42,7 @@ int run(const RunOptions& o) {
                  static_cast<unsigned long long>(g.sampling.seed));
 
   const bool f32_cache = o.kv_type == "f32" || (o.kv_type == "auto" && lm.model->prefers_f32_kv_cache());
-  Decoder decoder(*lm.model, *lm.pool, 64, f32_cache ? KvCacheType::F32 : KvCacheType::F16);
+  Decoder decoder(*lm.model, *lm.pool, kPromptBatch, f32_cache ? KvCacheType::F32 : KvCacheType::F16);
   if (!llama2c) {
     std::fputs(o.prompt.c_str(), stdout);
     std::fflush(stdout);

@@ -55,8 +55,9 @@ CommandMain setup_serve(CLI::App& app) {
       ->check(CLI::Range(1, HttpServer::kMaxConnections));
   app.add_option("--prompt-chunk", o->batching.prompt_chunk,
                  "most prompt tokens a pass takes while other requests are generating (default 16): fewer keep "
-                 "their tokens coming during a long prompt, more fill the prompt sooner; a prompt alone takes up to 64")
-      ->check(CLI::Range(1, 64));
+                 "their tokens coming during a long prompt, more fill the prompt sooner; a prompt alone takes up to " +
+                     std::to_string(kPromptBatch))
+      ->check(CLI::Range(int64_t{1}, kPromptBatch));
   return [o] { return serve(*o); };
 }
 

@@ -24,8 +24,10 @@ struct CpuFeatures {
   // Intel Xeon (kernels/simd_float_gemv_body.h).
   bool vendor_amd = false;
 
-  // The ISA levels kernels are built for: AVX2 (+FMA/F16C) and AVX-512 (F/BW/VL/DQ).
-  bool has_avx2_level() const { return avx2 && fma && f16c; }
+  // The ISA levels kernels are built for: AVX2 (+FMA/F16C/BMI2: the x86_avx2
+  // files are compiled with -mbmi2, and the lookup GEMM uses rorx) and
+  // AVX-512 (F/BW/VL/DQ).
+  bool has_avx2_level() const { return avx2 && fma && f16c && bmi2; }
   bool has_avx512_level() const { return has_avx2_level() && avx512f && avx512bw && avx512vl && avx512dq; }
   std::string describe() const;  // "avx2 fma f16c avx512f ..."
 };

@@ -38,11 +38,19 @@ struct BatchRow {
   bool logits = false;  // this row's logits are wanted
 };
 
+// Prompt tokens evaluated in one pass over the weights by run, chat, serve
+// and perplexity. Prefill's ternary GEMM builds its lookup tables per 16
+// tokens and derives each matrix's indices once per pass, so longer passes pay
+// less per token: on the AVX2 Zen 3, 2B-4T pp128 ran 1.05x pp64 and pp256 no
+// faster than pp128 (docs/performance.md, "Session 19"). Activations cost
+// ~130 KB per row there (17 MB at 128).
+inline constexpr int64_t kPromptBatch = 128;
+
 class Decoder {
  public:
   // max_batch: most tokens evaluated in one weight pass (prompt chunks).
   // n_seq: sequences, each with a KV cache of the model's context.
-  Decoder(const Model& model, ThreadPool& pool, int64_t max_batch = 64, KvCacheType kv_type = KvCacheType::F16,
+  Decoder(const Model& model, ThreadPool& pool, int64_t max_batch = kPromptBatch, KvCacheType kv_type = KvCacheType::F16,
           int64_t n_seq = 1);
 
   // Evaluates tokens[0, n) of sequence 0 at positions pos() .. pos()+n-1

@@ -55,7 +55,7 @@ struct BatchedResult {
 
 struct BatchedOptions {
   int n_slots = 4;         // requests generating at once, each in its own sequence
-  int64_t max_batch = 64;  // most rows in one pass (at least n_slots are taken)
+  int64_t max_batch = kPromptBatch;  // most rows in one pass (at least n_slots are taken)
   // Most prompt rows in a pass that also carries generating slots' tokens.
   // Past the weights' read time a pass costs about a prompt row's compute per
   // row (prefill is compute-bound), and every generating slot waits for the

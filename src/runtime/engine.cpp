@@ -42,7 +42,7 @@ std::string Engine::token_text(int32_t token) const { return impl_->tokenizer->t
 
 namespace {
 Decoder make_decoder(const Model& model, ThreadPool& pool) {
-  return Decoder(model, pool, 64, model.prefers_f32_kv_cache() ? KvCacheType::F32 : KvCacheType::F16);
+  return Decoder(model, pool, kPromptBatch, model.prefers_f32_kv_cache() ? KvCacheType::F32 : KvCacheType::F16);
 }
 }  // namespace
 
