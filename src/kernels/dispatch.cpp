@@ -3,7 +3,7 @@
 #include "core/error.h"
 #include "kernels/aipc_families.h"
 #include "kernels/float_matmul.h"
-#include "kernels/q6_k_q8k.h"
+#include "kernels/k_quant_q8k.h"
 #include "kernels/i2s_matmul.h"
 #include "kernels/tl2v_matmul.h"
 #include "kernels/tl_matmul.h"
@@ -44,6 +44,7 @@ const std::vector<KernelFamily>& kernel_families() {
     f.push_back(q4_1_kernel_family());
     f.push_back(iq4_xs_kernel_family());
     f.push_back(q6_k_q8k_kernel_family());
+    f.push_back(q4_k_q8k_kernel_family());
     return f;
   }();
   return families;

@@ -53,4 +53,12 @@ void dequantize_k_block(uint16_t d, uint16_t dmin, const uint8_t* scales, const 
 // weighted search (files differ from llama-quantize's but read the same).
 void quantize_row_q4_K(const float* src, uint8_t* row, int64_t n);
 
+// Q4_K against int8 activations (quantize_activations_q8k in q6_k.h: per 256
+// one float scale dx), as llama.cpp pairs Q4_K with Q8_K. Per block, exactly in
+// int32 (|I| <= 8 x 63 x 32 x 15 x 127, |M| <= 8 x 63 x 32 x 127):
+//   I = sum_j sc[j] * sum over sub-block j of v * q
+//   M = sum_j m[j] * sum over sub-block j of q
+// then in float, block after block: y += float(I) * (d * dx) - float(M) * (dmin * dx).
+float dot_q4_k_q8k(const uint8_t* row, const int8_t* q, const float* dx, int64_t n);
+
 }  // namespace lowbit

@@ -5,7 +5,7 @@
 #include "core/half.h"
 #include "core/rng.h"
 #include "kernels/dispatch.h"
-#include "kernels/q6_k_q8k.h"
+#include "kernels/k_quant_q8k.h"
 #include "quant/q6_k.h"
 
 namespace lowbit {

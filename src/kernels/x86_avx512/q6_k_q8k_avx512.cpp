@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "core/half.h"
-#include "kernels/q6_k_q8k.h"
+#include "kernels/k_quant_q8k.h"
 #include "kernels/x86_avx512/int8_dot_avx512.h"
 #include "kernels/x86_avx512/simd_avx512.h"
 #include "quant/q6_k.h"

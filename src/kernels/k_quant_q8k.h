@@ -1,0 +1,32 @@
+// The k-quant x int8-activation kernel families, as llama.cpp and bitnet.cpp
+// compute k-quants (Q6_K x Q8_K, Q4_K x Q8_K): activations quantized to int8
+// per block of 256 (quant/q6_k.h's quantize_activations_q8k), integer dot
+// products per block, then one float scale. Each is exactly its quant/ scalar
+// reference (dot_q6_k_q8k, dot_q4_k_q8k), which approximates the float k-quant
+// family by the activations' rounding (`lowbit verify` reports by how much).
+// Chosen only when asked for (--kernel q6_k_q8k / q4_k_q8k): auto never picks
+// an approximation. The layout is the file's, copied at load onto huge pages.
+//   q6_k_q8k: Q6_K rows (output heads, embeddings), vpdpbusd (AVX-512 VNNI).
+//   q4_k_q8k: Q4_K rows (most "Q4_K_M" matrices), vpmaddubsw (AVX2).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/dispatch.h"
+
+namespace lowbit {
+
+KernelFamily q6_k_q8k_kernel_family();
+KernelFamily q4_k_q8k_kernel_family();
+
+// One row of `blocks` Q6_K blocks . q (int8, 256 per block, scales dx[block]);
+// xsum32[l] = 32 * (q[4l] + ... + q[4l + 3]), for the -32 of every 6-bit value.
+// Equals dot_q6_k_q8k bit for bit. Only after run-time CPU detection (AVX-512 VNNI).
+float q6_k_q8k_row_avx512(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* xsum32,
+                          const float* dx);
+
+// One row of `blocks` Q4_K blocks . q (as above); bsum[j] = q[32j] + ... +
+// q[32j + 31], for the sub-block mins. Equals dot_q4_k_q8k bit for bit. AVX2.
+float q4_k_q8k_row_avx2(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* bsum, const float* dx);
+
+}  // namespace lowbit

@@ -1,0 +1,124 @@
+#include <algorithm>
+#include <vector>
+
+#include "core/aligned_buffer.h"
+#include "core/error.h"
+#include "kernels/k_quant_q8k.h"
+#include "kernels/owned_rows.h"
+#include "quant/q4_k.h"
+#include "quant/q6_k.h"
+
+namespace lowbit {
+
+namespace {
+
+// What differs between the k-quant x Q8_K families: the row kernel and the
+// activation sums it takes (sums[l] = factor * sum of q over `width` values
+// from width * l).
+struct Q8KSpec {
+  const char* name;  // "q4_k_q8k/avx2"
+  float (*row)(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* sums, const float* dx);
+  int64_t sum_width;
+  int32_t sum_factor;
+};
+
+constexpr int64_t kQ8KBlock = 256;
+static_assert(kQ6_KBlockSize == kQ8KBlock && kQ4_KBlockSize == kQ8KBlock);
+
+class KQuantQ8KMatmul final : public Matmul {
+ public:
+  KQuantQ8KMatmul(const WeightView& w, const Q8KSpec& spec, ThreadPool& pool)
+      : Matmul(w.rows, w.cols),
+        name_(w.name),
+        spec_(spec),
+        row_bytes_(ggml_row_bytes(w.type, w.cols)),
+        weights_(copy_rows(w, row_bytes_, pool)) {}
+
+  std::string kernel_name() const override { return spec_.name; }
+  // It quantizes in.x() itself, per block of 256 (not the per-token int8 of in.q()).
+  bool uses_int8_activations() const override { return false; }
+  int64_t weight_bytes() const override { return row_bytes_ * rows_; }
+
+  void forward(const ActivationBatch& in, float* y, ThreadPool& pool) const override {
+    if (in.k() != cols_) fail("tensor ", name_, ": input has ", in.k(), " features, matrix has ", cols_);
+    const int64_t tokens = in.tokens(), k = cols_, blocks = cols_ / kQ8KBlock, width = spec_.sum_width;
+    // Per token: int8 activations, block scales, activation sums. Grown once
+    // per calling thread, so the token loop does not allocate.
+    thread_local std::vector<int8_t> q;
+    thread_local std::vector<float> dx;
+    thread_local std::vector<int32_t> sums;
+    if (q.size() < static_cast<size_t>(tokens * k)) q.resize(static_cast<size_t>(tokens * k));
+    if (dx.size() < static_cast<size_t>(tokens * blocks)) dx.resize(static_cast<size_t>(tokens * blocks));
+    if (sums.size() < static_cast<size_t>(tokens * k / width)) sums.resize(static_cast<size_t>(tokens * k / width));
+    for (int64_t t = 0; t < tokens; ++t) {
+      int8_t* qt = q.data() + t * k;
+      quantize_activations_q8k(in.x() + t * k, k, qt, dx.data() + t * blocks);
+      for (int64_t l = 0; l < k / width; ++l) {
+        int32_t s = 0;
+        for (int64_t i = 0; i < width; ++i) s += qt[width * l + i];
+        sums[static_cast<size_t>(t * k / width + l)] = spec_.sum_factor * s;
+      }
+    }
+    const int8_t* qd = q.data();
+    const float* dxd = dx.data();
+    const int32_t* sd = sums.data();
+    pool.parallel_for(rows_, std::max<int64_t>(16, rows_ / (16 * pool.size())), [&](int64_t begin, int64_t end, int) {
+      for (int64_t r = begin; r < end; ++r)
+        for (int64_t t = 0; t < tokens; ++t)
+          y[t * rows_ + r] =
+              spec_.row(weights_.data() + r * row_bytes_, blocks, qd + t * k, sd + t * k / width, dxd + t * blocks);
+    });
+  }
+
+ private:
+  std::string name_;
+  Q8KSpec spec_;
+  int64_t row_bytes_;
+  AlignedBuffer<uint8_t> weights_;
+};
+
+// Forced only (--kernel ...): auto keeps the float k-quant kernels, which
+// compute the model as its format defines it; these are the peers' approximation.
+int q6_k_q8k_score(const WeightView& w, const CpuFeatures& cpu) {
+  if (w.type != GgmlType::Q6_K || !cpu.has_avx512_level() || !cpu.avx512vnni) return 0;
+  return w.cols % kQ8KBlock == 0 ? -1 : 0;
+}
+
+int q4_k_q8k_score(const WeightView& w, const CpuFeatures& cpu) {
+  if (w.type != GgmlType::Q4_K || !cpu.has_avx2_level()) return 0;
+  return w.cols % kQ8KBlock == 0 ? -1 : 0;
+}
+
+std::unique_ptr<Matmul> q6_k_q8k_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
+  if (q6_k_q8k_score(w, cpu) == 0)
+    fail("tensor ", w.name, ": kernel q6_k_q8k needs Q6_K weights with whole blocks per row and AVX-512 VNNI (type ",
+         ggml_type_name(w.type), ", ", w.cols, " columns, cpu: ", cpu.describe(), ")");
+  return std::make_unique<KQuantQ8KMatmul>(w, Q8KSpec{"q6_k_q8k/avx512-vnni", q6_k_q8k_row_avx512, 4, 32}, pool);
+}
+
+std::unique_ptr<Matmul> q4_k_q8k_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
+  if (q4_k_q8k_score(w, cpu) == 0)
+    fail("tensor ", w.name, ": kernel q4_k_q8k needs Q4_K weights with whole blocks per row and AVX2 (type ",
+         ggml_type_name(w.type), ", ", w.cols, " columns, cpu: ", cpu.describe(), ")");
+  return std::make_unique<KQuantQ8KMatmul>(w, Q8KSpec{"q4_k_q8k/avx2", q4_k_q8k_row_avx2, 32, 1}, pool);
+}
+
+}  // namespace
+
+KernelFamily q6_k_q8k_kernel_family() {
+  KernelFamily f{"q6_k_q8k",
+                 "Q6_K x int8 activations per 256 (llama.cpp's Q6_K x Q8_K), VNNI; approximates q6_k (AVX-512 VNNI)",
+                 q6_k_q8k_score, q6_k_q8k_make};
+  f.lossless = false;
+  return f;
+}
+
+KernelFamily q4_k_q8k_kernel_family() {
+  KernelFamily f{"q4_k_q8k",
+                 "Q4_K x int8 activations per 256 (llama.cpp's Q4_K x Q8_K), vpmaddubsw; approximates q4_k (AVX2)",
+                 q4_k_q8k_score, q4_k_q8k_make};
+  f.lossless = false;
+  return f;
+}
+
+}  // namespace lowbit
