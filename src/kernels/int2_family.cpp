@@ -101,6 +101,10 @@ std::unique_ptr<Matmul> make_int2_matmul(int64_t rows, int64_t cols, int64_t gro
     fail("int2 groups of ", group, " k with levels spanning ", span, " overflow the int32 accumulators");
   Vnni4Spec spec{"", int2_kernel(isa, levels, group, cpu.vendor_amd, nullptr), lowest, {}, tensor_scale, {}};
   int2_kernel(isa, levels, group, cpu.vendor_amd, &spec.name);
+  // Several tokens (prefill, a server's batch) on plain AVX2: the codes of a
+  // step looked up once for up to 4 tokens (pp64 of a 2B-4T-shaped Q2_0
+  // model: docs/performance.md "Session 19").
+  if (spec.kernel == int2_gemv_avx2_int16) spec.tokens = int2_tokens_avx2_int16;
   // One token on AMD: a region's halves side by side (forward_together). In
   // the roofline's chains at 2 threads int2 went from 53-73% to 54-83% of the
   // read bandwidth (2560 x 6912: 67% -> 83%; docs/performance.md "Session 11").

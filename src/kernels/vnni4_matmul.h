@@ -67,6 +67,9 @@ void int2_gemv_avx2(const Vnni4Task& t);
 // Plain AVX2, levels spanning at most kInt2Int16MaxSpan (vnni4_layout.h):
 // int16 sums over up to kInt2Int16Steps steps before each vpmaddwd.
 void int2_gemv_avx2_int16(const Vnni4Task& t);
+// The same for 2..kVnni4MaxTokens tokens of one row block (Vnni4Spec::tokens):
+// each step's codes looked up once for all of them.
+void int2_tokens_avx2_int16(const Vnni4Task* tasks, int count);
 void int1_gemv_avx512(const Vnni4Task& t);
 void int1_gemv_avx512_t0(const Vnni4Task& t);
 void int1_gemv_avx_vnni(const Vnni4Task& t);

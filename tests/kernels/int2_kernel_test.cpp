@@ -22,12 +22,28 @@ std::array<uint8_t, 32> nibble_luts(const std::array<int8_t, 4>& levels) {
   return lut;
 }
 
+// The several-token loop as a one-token kernel: `count` copies of the task,
+// each copy's out the same bits as the first's, which the caller checks.
+template <int kCount>
+void int2_tokens_as_one(const Vnni4Task& t) {
+  Vnni4Task tasks[kCount];
+  alignas(64) float outs[kCount][kVnni4Rows];
+  for (int k = 0; k < kCount; ++k) {
+    tasks[k] = t;
+    if (k > 0) tasks[k].out = outs[k];
+  }
+  int2_tokens_avx2_int16(tasks, kCount);
+  for (int k = 1; k < kCount; ++k)
+    for (int r = 0; r < kVnni4Rows; ++r) ASSERT_EQ(float_to_bits(outs[k][r]), float_to_bits(t.out[r])) << "token " << k;
+}
+
 TEST(Int2Kernel, Q2_0MatchesReferenceBitExact) {
   // Long rows too (K = 6912, 9024).
   const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 64},     {17, 192},  {35, 2560}, {16, 64},
                                                             {640, 2560}, {21, 6912}, {5, 9024}};
   for (const auto& [rows, cols] : shapes) {
-    for (int64_t tokens : {1, 3}) {
+    // Several tokens go 4 at a time (plain AVX2), a lone last one alone: 7 = 4 + 3, 5 = 4 + 1.
+    for (int64_t tokens : {1, 3, 4, 5, 7}) {
       const auto data = random_scaled_blocks(GgmlType::Q2_0, rows, cols, rows * 31 + cols);
       const auto names = expect_family_matches_reference("int2", GgmlType::Q2_0, data, rows, cols, tokens, tokens);
       EXPECT_EQ(names.size(), 2 * isa_variants().size());  // each ISA level with and without AMD's paths
@@ -40,7 +56,9 @@ TEST(Int2Kernel, TernaryFilesMatchReferenceBitExact) {
     for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{21, 256}, {40, 768}, {17, 6912}}) {
       const auto t = random_ternary(rows, cols, rows + cols);
       const auto data = encode_ternary(type, t, rows, cols, 0.37f);
-      EXPECT_FALSE(expect_family_matches_reference("int2", type, data, rows, cols, 2, 5).empty());
+      // Groups of several int16 windows (TQ2_0: 256 k; I2_S: the whole row), 1 to 6 tokens.
+      for (int64_t tokens : {1, 2, 6})
+        EXPECT_FALSE(expect_family_matches_reference("int2", type, data, rows, cols, tokens, 5).empty());
     }
   }
 }
@@ -61,9 +79,12 @@ TEST(Int2Kernel, KernelsExactAtActivationExtremes) {
     expect_kernels_exact(Vnni4Bits::Two, kernels, 4, weight_of, lowest, lut.data(), 16, 512, 512, 2);
     expect_kernels_exact(Vnni4Bits::Two, kernels, 4, weight_of, lowest, lut.data(), 20, 144, 48, 3);  // odd steps
   }
-  // Levels spanning at most 7: plain AVX2's int16 sums, at the span limit with
-  // activations at -128 (the widest sums), groups of 1, 4 (its flush) and 32 steps.
-  const auto narrow = runnable({{Vnni4Isa::Avx2, {"int2/avx2-int16", int2_gemv_avx2_int16}}});
+  // Levels spanning at most 7: plain AVX2's int16 sums (one token, and the
+  // several-token loop), at the span limit with activations at -128 (the
+  // widest sums), groups of 1, 4 (its flush) and 32 steps.
+  const auto narrow = runnable({{Vnni4Isa::Avx2, {"int2/avx2-int16", int2_gemv_avx2_int16}},
+                                {Vnni4Isa::Avx2, {"int2/avx2-int16, 4 tokens", int2_tokens_as_one<4>}},
+                                {Vnni4Isa::Avx2, {"int2/avx2-int16, 3 tokens", int2_tokens_as_one<3>}}});
   ASSERT_FALSE(narrow.empty());
   for (const std::array<int8_t, 4> levels :
        {std::array<int8_t, 4>{-1, 0, 1, 2}, {-3, -1, 1, 3}, {-4, 3, 0, -1}, {-128, -121, -125, -128}}) {

@@ -244,6 +244,59 @@ void int4_linear_tokens_window(const Vnni4Task* tasks) {
   store_tokens<kTokens>(tasks, acc);
 }
 
+// int2_gemv_int16 for kTokens tokens of one row block (tasks differ in x,
+// xsum, inv and out only): each step's codes are looked up once for all of
+// them, and each token's int16 windows and int32 group sums are the one-token
+// kernel's (integer sums, exact in any order), its float operations the same
+// in the same order (add_group_tokens): its out is the same bits. The int16
+// sums of all tokens stay in registers for a window; the group's int32 sums
+// too where a group is one window (Q2_0's 64 k: 4 steps).
+template <int kTokens>
+void int2_tokens_int16(const Vnni4Task* tasks) {
+  const Vnni4Task& t0 = tasks[0];
+  const __m256i nibble = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
+  const __m256i lut01 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t0.lut)));
+  const __m256i lut23 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t0.lut + 16)));
+  alignas(32) float acc[kTokens][2][8] = {};  // float sums wait in memory between groups
+  int64_t xoff = 0;
+  for (int64_t g = 0; g < t0.groups; ++g) {
+    const uint8_t* c = vnni4_group_codes(t0, g);
+    __m256i d[kTokens][2];
+    #pragma GCC unroll 4
+    for (int k = 0; k < kTokens; ++k) d[k][0] = d[k][1] = _mm256_setzero_si256();
+    for (int64_t s0 = 0; s0 < t0.steps_per_group; s0 += kInt2Int16Steps) {
+      const int64_t s1 = std::min(t0.steps_per_group, s0 + kInt2Int16Steps);
+      __m256i a[kTokens][2];
+      #pragma GCC unroll 4
+      for (int k = 0; k < kTokens; ++k) a[k][0] = a[k][1] = _mm256_setzero_si256();
+      for (int64_t s = s0; s < s1; ++s, c += 64, xoff += 16) {
+        prefetch(c);
+        #pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+          const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(c + 32 * h));
+          const __m256i lo = _mm256_and_si256(w, nibble), hi = _mm256_and_si256(_mm256_srli_epi32(w, 4), nibble);
+          const __m256i u[4] = {_mm256_shuffle_epi8(lut01, lo), _mm256_shuffle_epi8(lut23, lo),
+                                _mm256_shuffle_epi8(lut01, hi), _mm256_shuffle_epi8(lut23, hi)};
+          #pragma GCC unroll 4
+          for (int k = 0; k < kTokens; ++k) {
+            const int8_t* x = tasks[k].x + xoff;
+            const __m256i p0 = _mm256_maddubs_epi16(u[0], broadcast4(x));
+            const __m256i p1 = _mm256_maddubs_epi16(u[1], broadcast4(x + 4));
+            const __m256i p2 = _mm256_maddubs_epi16(u[2], broadcast4(x + 8));
+            const __m256i p3 = _mm256_maddubs_epi16(u[3], broadcast4(x + 12));
+            a[k][h] = _mm256_add_epi16(a[k][h], _mm256_add_epi16(_mm256_add_epi16(p0, p1), _mm256_add_epi16(p2, p3)));
+          }
+        }
+      }
+      #pragma GCC unroll 4
+      for (int k = 0; k < kTokens; ++k)
+        for (int h = 0; h < 2; ++h) d[k][h] = _mm256_add_epi32(d[k][h], _mm256_madd_epi16(a[k][h], ones));
+    }
+    add_group_tokens<kTokens>(tasks, g, [&](int k, int h) { return d[k][h]; }, acc);
+  }
+  store_tokens<kTokens>(tasks, acc);
+}
+
 // 4-bit indices into a codebook of 16 signed int8 values (IQ4_NL: t.lut,
 // I = D), plain AVX2: vpshufb looks the values up, and vpmaddubsw multiplies
 // |x| (0..128, unsigned) by the value with x's sign (vpsignb), exact for
@@ -433,6 +486,13 @@ void q8_0_gemv_widened(const Vnni4Task& t) {
 void q8_0_gemv_avx2(const Vnni4Task& t) { q8_0_gemv_widened(t); }
 void int2_gemv_avx2(const Vnni4Task& t) { int2_gemv<false>(t); }
 void int2_gemv_avx2_int16(const Vnni4Task& t) { int2_gemv_int16(t); }
+void int2_tokens_avx2_int16(const Vnni4Task* tasks, int count) {
+  switch (count) {
+    case 2: return int2_tokens_int16<2>(tasks);
+    case 3: return int2_tokens_int16<3>(tasks);
+    default: return int2_tokens_int16<4>(tasks);
+  }
+}
 void int2_gemv_avx_vnni(const Vnni4Task& t) { int2_gemv<true>(t); }
 void int1_gemv_avx2(const Vnni4Task& t) { int1_gemv_int16(t); }
 void int4_linear_gemv_avx2(const Vnni4Task& t) { int4_linear_gemv_int16(t); }
