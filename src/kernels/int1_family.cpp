@@ -31,7 +31,10 @@ std::unique_ptr<Matmul> int1_make(const WeightView& w, const CpuFeatures& cpu, T
       },
       pool);
   // weight = 2 * bit - 1: I = 2 D - S.
-  return make_vnni4_matmul(std::move(layout), {cat("int1/", vnni4_isa_name(isa)), vnni4_kernel(Vnni4Bits::One, isa, cpu.vendor_amd), -1, {}, 1.0f, {}});
+  Vnni4Spec spec{cat("int1/", vnni4_isa_name(isa)), vnni4_kernel(Vnni4Bits::One, isa, cpu.vendor_amd), -1, {}, 1.0f, {}};
+  // Several tokens on plain AVX2: each step's bits expanded once for up to 4 of them.
+  if (spec.kernel == int1_gemv_avx2) spec.tokens = int1_tokens_avx2;
+  return make_vnni4_matmul(std::move(layout), std::move(spec));
 }
 
 }  // namespace

@@ -74,6 +74,7 @@ void int1_gemv_avx512(const Vnni4Task& t);
 void int1_gemv_avx512_t0(const Vnni4Task& t);
 void int1_gemv_avx_vnni(const Vnni4Task& t);
 void int1_gemv_avx2(const Vnni4Task& t);
+void int1_tokens_avx2(const Vnni4Task* tasks, int count);  // 2..kVnni4MaxTokens tokens, bits expanded once for them
 // 4-bit codes as u (Q4_0: nibble, xsum factor -8), plain AVX2 with int16
 // sums; the only int4 kernel so far, run at every ISA level (VNNI variants
 // would need a machine with them to test on).

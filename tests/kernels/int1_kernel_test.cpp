@@ -12,7 +12,8 @@ TEST(Int1Kernel, Q1_0MatchesReferenceBitExact) {
   const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 128},    {17, 384},  {33, 2560},
                                                             {640, 2560}, {13, 6912}, {3, 8320}};
   for (const auto& [rows, cols] : shapes) {
-    for (int64_t tokens : {1, 4}) {
+    // Several tokens go 4 at a time (plain AVX2), a lone last one alone: 7 = 4 + 3, 5 = 4 + 1.
+    for (int64_t tokens : {1, 4, 5, 7}) {
       const auto data = random_scaled_blocks(GgmlType::Q1_0, rows, cols, rows * 7 + cols);
       const auto names = expect_family_matches_reference("int1", GgmlType::Q1_0, data, rows, cols, tokens, tokens);
       EXPECT_EQ(names.size(), 2 * isa_variants().size());  // each ISA level with and without AMD's paths
@@ -24,7 +25,9 @@ TEST(Int1Kernel, KernelsExactAtActivationExtremes) {
   const auto kernels = runnable({{Vnni4Isa::Avx512Vnni, {"int1/avx512-vnni", int1_gemv_avx512}},
                                  {Vnni4Isa::Avx512Vnni, {"int1/avx512-vnni (prefetcht0)", int1_gemv_avx512_t0}},
                                  {Vnni4Isa::AvxVnni, {"int1/avx-vnni", int1_gemv_avx_vnni}},
-                                 {Vnni4Isa::Avx2, {"int1/avx2", int1_gemv_avx2}}});
+                                 {Vnni4Isa::Avx2, {"int1/avx2", int1_gemv_avx2}},
+                                 {Vnni4Isa::Avx2, {"int1/avx2, 4 tokens", tokens_as_one<int1_tokens_avx2, 4>}},
+                                 {Vnni4Isa::Avx2, {"int1/avx2, 2 tokens", tokens_as_one<int1_tokens_avx2, 2>}}});
   expect_kernels_exact(Vnni4Bits::One, kernels, 2, {-1, 1}, -1, nullptr, 45, 384, 128, 3);
   expect_kernels_exact(Vnni4Bits::One, kernels, 2, {-1, 1}, -1, nullptr, 16, 1024, 1024, 4);
   expect_kernels_exact(Vnni4Bits::One, kernels, 2, {-1, 1}, -1, nullptr, 17, 80, 16, 5);  // 4-step groups

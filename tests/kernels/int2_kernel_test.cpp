@@ -22,21 +22,6 @@ std::array<uint8_t, 32> nibble_luts(const std::array<int8_t, 4>& levels) {
   return lut;
 }
 
-// The several-token loop as a one-token kernel: `count` copies of the task,
-// each copy's out the same bits as the first's, which the caller checks.
-template <int kCount>
-void int2_tokens_as_one(const Vnni4Task& t) {
-  Vnni4Task tasks[kCount];
-  alignas(64) float outs[kCount][kVnni4Rows];
-  for (int k = 0; k < kCount; ++k) {
-    tasks[k] = t;
-    if (k > 0) tasks[k].out = outs[k];
-  }
-  int2_tokens_avx2_int16(tasks, kCount);
-  for (int k = 1; k < kCount; ++k)
-    for (int r = 0; r < kVnni4Rows; ++r) ASSERT_EQ(float_to_bits(outs[k][r]), float_to_bits(t.out[r])) << "token " << k;
-}
-
 TEST(Int2Kernel, Q2_0MatchesReferenceBitExact) {
   // Long rows too (K = 6912, 9024).
   const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 64},     {17, 192},  {35, 2560}, {16, 64},
@@ -83,8 +68,8 @@ TEST(Int2Kernel, KernelsExactAtActivationExtremes) {
   // several-token loop), at the span limit with activations at -128 (the
   // widest sums), groups of 1, 4 (its flush) and 32 steps.
   const auto narrow = runnable({{Vnni4Isa::Avx2, {"int2/avx2-int16", int2_gemv_avx2_int16}},
-                                {Vnni4Isa::Avx2, {"int2/avx2-int16, 4 tokens", int2_tokens_as_one<4>}},
-                                {Vnni4Isa::Avx2, {"int2/avx2-int16, 3 tokens", int2_tokens_as_one<3>}}});
+                                {Vnni4Isa::Avx2, {"int2/avx2-int16, 4 tokens", tokens_as_one<int2_tokens_avx2_int16, 4>}},
+                                {Vnni4Isa::Avx2, {"int2/avx2-int16, 3 tokens", tokens_as_one<int2_tokens_avx2_int16, 3>}}});
   ASSERT_FALSE(narrow.empty());
   for (const std::array<int8_t, 4> levels :
        {std::array<int8_t, 4>{-1, 0, 1, 2}, {-3, -1, 1, 3}, {-4, 3, 0, -1}, {-128, -121, -125, -128}}) {

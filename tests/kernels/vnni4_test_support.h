@@ -6,7 +6,10 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "core/ggml_types.h"
+#include "core/half.h"
 #include "kernels/vnni4_matmul.h"
 
 namespace lowbit::test {
@@ -25,6 +28,22 @@ std::vector<std::string> expect_family_matches_reference(const std::string& fami
                                                          int64_t cols, int64_t tokens, uint64_t seed);
 
 
+
+// A several-token loop (Vnni4Spec::tokens) as a one-token kernel, for
+// expect_kernels_exact: kCount copies of the task, each copy's out the same
+// bits as the first's, which the caller checks.
+template <void (*kTokens)(const Vnni4Task*, int), int kCount>
+void tokens_as_one(const Vnni4Task& t) {
+  Vnni4Task tasks[kCount];
+  alignas(64) float outs[kCount][kVnni4Rows];
+  for (int k = 0; k < kCount; ++k) {
+    tasks[k] = t;
+    if (k > 0) tasks[k].out = outs[k];
+  }
+  kTokens(tasks, kCount);
+  for (int k = 1; k < kCount; ++k)
+    for (int r = 0; r < kVnni4Rows; ++r) ASSERT_EQ(float_to_bits(outs[k][r]), float_to_bits(t.out[r])) << "token " << k;
+}
 
 // The ISA kernels of one family that this CPU runs, with their names.
 struct NamedKernel {

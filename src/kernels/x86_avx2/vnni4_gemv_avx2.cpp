@@ -164,9 +164,10 @@ void int4_linear_gemv_int16(const Vnni4Task& t) {
 // differ in x, xsum, inv and out only): each step's nibbles are unpacked once
 // for all of them, and each token's sums are exactly the one-token kernel's
 // (the same int16 windows, the same order), so its out is the same bits.
-// add_group (shift 0) for kTokens tokens' int32 dots dot(k, h) of group g,
-// the group's scales converted once for all: acc[k][h] += d_g * float(dot + x
-// term), the same float operations in the same order. acc: float sums in memory.
+// add_group for kTokens tokens' int32 dots dot(k, h) of group g (shifted
+// already where add_group's shift is not 0), the group's scales converted once
+// for all: acc[k][h] += d_g * float(dot + x term), the same float operations in
+// the same order. acc: float sums in memory.
 template <int kTokens, class Dot>
 __attribute__((always_inline)) inline void add_group_tokens(const Vnni4Task* tasks, int64_t g, Dot dot,
                                                             float (*acc)[2][8]) {
@@ -423,6 +424,51 @@ void int1_gemv_int16(const Vnni4Task& t) {
   });
 }
 
+// int1_gemv_int16 for kTokens tokens of one row block (tasks differ in x,
+// xsum, inv and out only): each step's bits are expanded once for all of them;
+// each token's int16 windows and int32 sums are the one-token kernel's, and
+// add_group_tokens its float operations, so its out is the same bits.
+template <int kTokens>
+void int1_tokens_int16(const Vnni4Task* tasks) {
+  const Vnni4Task& t0 = tasks[0];
+  const __m256i ones = _mm256_set1_epi16(1);
+  alignas(32) float acc[kTokens][2][8] = {};  // float sums wait in memory between groups
+  int64_t xoff = 0;
+  for (int64_t g = 0; g < t0.groups; ++g) {
+    const uint8_t* c = vnni4_group_codes(t0, g);
+    __m256i d[kTokens][2];
+    #pragma GCC unroll 4
+    for (int k = 0; k < kTokens; ++k) d[k][0] = d[k][1] = _mm256_setzero_si256();
+    for (int64_t s0 = 0; s0 < t0.steps_per_group; s0 += 4 * kInt1Int16Iterations) {
+      const int64_t s1 = std::min(t0.steps_per_group, s0 + 4 * kInt1Int16Iterations);
+      __m256i a[kTokens][2];
+      #pragma GCC unroll 4
+      for (int k = 0; k < kTokens; ++k) a[k][0] = a[k][1] = _mm256_setzero_si256();
+      for (int64_t s = s0; s < s1; s += 4, c += 32, xoff += 16) {
+        prefetch(c);
+        #pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i) {
+          uint32_t bits[2];
+          std::memcpy(bits, c + 8 * i, 8);
+          const __m256i u0 = expand_bits(bits[0]), u1 = expand_bits(bits[1]);
+          #pragma GCC unroll 4
+          for (int k = 0; k < kTokens; ++k) {
+            const __m256i xb = broadcast4(tasks[k].x + xoff + 4 * i);
+            a[k][0] = _mm256_add_epi16(a[k][0], _mm256_maddubs_epi16(u0, xb));
+            a[k][1] = _mm256_add_epi16(a[k][1], _mm256_maddubs_epi16(u1, xb));
+          }
+        }
+      }
+      #pragma GCC unroll 4
+      for (int k = 0; k < kTokens; ++k)
+        for (int h = 0; h < 2; ++h) d[k][h] = _mm256_add_epi32(d[k][h], _mm256_madd_epi16(a[k][h], ones));
+    }
+    // int1_gemv_int16's add_group shift 1: I = 2 D - S.
+    add_group_tokens<kTokens>(tasks, g, [&](int k, int h) { return _mm256_slli_epi32(d[k][h], 1); }, acc);
+  }
+  store_tokens<kTokens>(tasks, acc);
+}
+
 // u = w + 128 spans 0..255, beyond vpmaddubsw's exact range: VNNI here,
 // q8_0_gemv_widened below on plain AVX2.
 void q8_0_gemv(const Vnni4Task& t) {
@@ -495,6 +541,13 @@ void int2_tokens_avx2_int16(const Vnni4Task* tasks, int count) {
 }
 void int2_gemv_avx_vnni(const Vnni4Task& t) { int2_gemv<true>(t); }
 void int1_gemv_avx2(const Vnni4Task& t) { int1_gemv_int16(t); }
+void int1_tokens_avx2(const Vnni4Task* tasks, int count) {
+  switch (count) {
+    case 2: return int1_tokens_int16<2>(tasks);
+    case 3: return int1_tokens_int16<3>(tasks);
+    default: return int1_tokens_int16<4>(tasks);
+  }
+}
 void int4_linear_gemv_avx2(const Vnni4Task& t) { int4_linear_gemv_int16(t); }
 void int4_linear_tokens_avx2(const Vnni4Task* tasks, int count) {
   if (tasks[0].steps_per_group != kInt4Int16Steps) {  // no such layout today: one token at a time
