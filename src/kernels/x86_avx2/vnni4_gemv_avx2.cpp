@@ -245,19 +245,19 @@ void int4_linear_tokens_window(const Vnni4Task* tasks) {
   store_tokens<kTokens>(tasks, acc);
 }
 
-// int2_gemv_int16 for kTokens tokens of one row block (tasks differ in x,
-// xsum, inv and out only): each step's codes are looked up once for all of
-// them, and each token's int16 windows and int32 group sums are the one-token
-// kernel's (integer sums, exact in any order), its float operations the same
-// in the same order (add_group_tokens): its out is the same bits. The int16
-// sums of all tokens stay in registers for a window; the group's int32 sums
-// too where a group is one window (Q2_0's 64 k: 4 steps).
-template <int kTokens>
-void int2_tokens_int16(const Vnni4Task* tasks) {
+// int16_sum_gemv for kTokens tokens of one row block (tasks differ in x,
+// xsum, inv and out only): step(c, xoff, a) adds one iteration's pair sums
+// (kSteps steps, kBytes code bytes, 16 k from x + xoff) of token k's rows 0-7
+// to a[k][0] and of rows 8-15 to a[k][1], unpacking the codes once for all
+// tokens. Each token's int16 windows and int32 group sums are the one-token
+// loop's (integer sums, exact in any order), and add_group_tokens keeps its
+// float operations and their order (kShift: add_group's dot_shift), so its out
+// is the same bits. The int16 sums of all tokens stay in registers for a
+// window; the group's int32 sums too where a group is one window (Q2_0's 64 k).
+template <int kTokens, int64_t kSteps, int64_t kBytes, int64_t kIterations, int kShift, typename Step>
+inline void int16_sum_tokens(const Vnni4Task* tasks, Step step) {
   const Vnni4Task& t0 = tasks[0];
-  const __m256i nibble = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
-  const __m256i lut01 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t0.lut)));
-  const __m256i lut23 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t0.lut + 16)));
+  const __m256i ones = _mm256_set1_epi16(1);
   alignas(32) float acc[kTokens][2][8] = {};  // float sums wait in memory between groups
   int64_t xoff = 0;
   for (int64_t g = 0; g < t0.groups; ++g) {
@@ -265,37 +265,49 @@ void int2_tokens_int16(const Vnni4Task* tasks) {
     __m256i d[kTokens][2];
     #pragma GCC unroll 4
     for (int k = 0; k < kTokens; ++k) d[k][0] = d[k][1] = _mm256_setzero_si256();
-    for (int64_t s0 = 0; s0 < t0.steps_per_group; s0 += kInt2Int16Steps) {
-      const int64_t s1 = std::min(t0.steps_per_group, s0 + kInt2Int16Steps);
+    for (int64_t s0 = 0; s0 < t0.steps_per_group; s0 += kSteps * kIterations) {
+      const int64_t s1 = std::min(t0.steps_per_group, s0 + kSteps * kIterations);
       __m256i a[kTokens][2];
       #pragma GCC unroll 4
       for (int k = 0; k < kTokens; ++k) a[k][0] = a[k][1] = _mm256_setzero_si256();
-      for (int64_t s = s0; s < s1; ++s, c += 64, xoff += 16) {
+      for (int64_t s = s0; s < s1; s += kSteps, c += kBytes, xoff += 16) {
         prefetch(c);
-        #pragma GCC unroll 2
-        for (int h = 0; h < 2; ++h) {
-          const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(c + 32 * h));
-          const __m256i lo = _mm256_and_si256(w, nibble), hi = _mm256_and_si256(_mm256_srli_epi32(w, 4), nibble);
-          const __m256i u[4] = {_mm256_shuffle_epi8(lut01, lo), _mm256_shuffle_epi8(lut23, lo),
-                                _mm256_shuffle_epi8(lut01, hi), _mm256_shuffle_epi8(lut23, hi)};
-          #pragma GCC unroll 4
-          for (int k = 0; k < kTokens; ++k) {
-            const int8_t* x = tasks[k].x + xoff;
-            const __m256i p0 = _mm256_maddubs_epi16(u[0], broadcast4(x));
-            const __m256i p1 = _mm256_maddubs_epi16(u[1], broadcast4(x + 4));
-            const __m256i p2 = _mm256_maddubs_epi16(u[2], broadcast4(x + 8));
-            const __m256i p3 = _mm256_maddubs_epi16(u[3], broadcast4(x + 12));
-            a[k][h] = _mm256_add_epi16(a[k][h], _mm256_add_epi16(_mm256_add_epi16(p0, p1), _mm256_add_epi16(p2, p3)));
-          }
-        }
+        step(c, xoff, a);
       }
       #pragma GCC unroll 4
       for (int k = 0; k < kTokens; ++k)
         for (int h = 0; h < 2; ++h) d[k][h] = _mm256_add_epi32(d[k][h], _mm256_madd_epi16(a[k][h], ones));
     }
-    add_group_tokens<kTokens>(tasks, g, [&](int k, int h) { return d[k][h]; }, acc);
+    add_group_tokens<kTokens>(tasks, g, [&](int k, int h) { return _mm256_slli_epi32(d[k][h], kShift); }, acc);
   }
   store_tokens<kTokens>(tasks, acc);
+}
+
+// int2_gemv_int16 for kTokens tokens: each step's codes looked up once.
+template <int kTokens>
+void int2_tokens_int16(const Vnni4Task* tasks) {
+  const __m256i nibble = _mm256_set1_epi8(0x0f);
+  const __m256i lut01 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tasks[0].lut)));
+  const __m256i lut23 =
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tasks[0].lut + 16)));
+  int16_sum_tokens<kTokens, 1, 64, kInt2Int16Steps, 0>(tasks, [&](const uint8_t* c, int64_t xoff, __m256i (*a)[2]) {
+    #pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(c + 32 * h));
+      const __m256i lo = _mm256_and_si256(w, nibble), hi = _mm256_and_si256(_mm256_srli_epi32(w, 4), nibble);
+      const __m256i u[4] = {_mm256_shuffle_epi8(lut01, lo), _mm256_shuffle_epi8(lut23, lo),
+                            _mm256_shuffle_epi8(lut01, hi), _mm256_shuffle_epi8(lut23, hi)};
+      #pragma GCC unroll 4
+      for (int k = 0; k < kTokens; ++k) {
+        const int8_t* x = tasks[k].x + xoff;
+        const __m256i p0 = _mm256_maddubs_epi16(u[0], broadcast4(x));
+        const __m256i p1 = _mm256_maddubs_epi16(u[1], broadcast4(x + 4));
+        const __m256i p2 = _mm256_maddubs_epi16(u[2], broadcast4(x + 8));
+        const __m256i p3 = _mm256_maddubs_epi16(u[3], broadcast4(x + 12));
+        a[k][h] = _mm256_add_epi16(a[k][h], _mm256_add_epi16(_mm256_add_epi16(p0, p1), _mm256_add_epi16(p2, p3)));
+      }
+    }
+  });
 }
 
 // 4-bit indices into a codebook of 16 signed int8 values (IQ4_NL: t.lut,
@@ -424,49 +436,23 @@ void int1_gemv_int16(const Vnni4Task& t) {
   });
 }
 
-// int1_gemv_int16 for kTokens tokens of one row block (tasks differ in x,
-// xsum, inv and out only): each step's bits are expanded once for all of them;
-// each token's int16 windows and int32 sums are the one-token kernel's, and
-// add_group_tokens its float operations, so its out is the same bits.
+// int1_gemv_int16 for kTokens tokens: each step's bits expanded once.
 template <int kTokens>
 void int1_tokens_int16(const Vnni4Task* tasks) {
-  const Vnni4Task& t0 = tasks[0];
-  const __m256i ones = _mm256_set1_epi16(1);
-  alignas(32) float acc[kTokens][2][8] = {};  // float sums wait in memory between groups
-  int64_t xoff = 0;
-  for (int64_t g = 0; g < t0.groups; ++g) {
-    const uint8_t* c = vnni4_group_codes(t0, g);
-    __m256i d[kTokens][2];
+  int16_sum_tokens<kTokens, 4, 32, kInt1Int16Iterations, 1>(tasks, [&](const uint8_t* c, int64_t xoff, __m256i (*a)[2]) {
     #pragma GCC unroll 4
-    for (int k = 0; k < kTokens; ++k) d[k][0] = d[k][1] = _mm256_setzero_si256();
-    for (int64_t s0 = 0; s0 < t0.steps_per_group; s0 += 4 * kInt1Int16Iterations) {
-      const int64_t s1 = std::min(t0.steps_per_group, s0 + 4 * kInt1Int16Iterations);
-      __m256i a[kTokens][2];
+    for (int i = 0; i < 4; ++i) {
+      uint32_t bits[2];
+      std::memcpy(bits, c + 8 * i, 8);
+      const __m256i u0 = expand_bits(bits[0]), u1 = expand_bits(bits[1]);
       #pragma GCC unroll 4
-      for (int k = 0; k < kTokens; ++k) a[k][0] = a[k][1] = _mm256_setzero_si256();
-      for (int64_t s = s0; s < s1; s += 4, c += 32, xoff += 16) {
-        prefetch(c);
-        #pragma GCC unroll 4
-        for (int i = 0; i < 4; ++i) {
-          uint32_t bits[2];
-          std::memcpy(bits, c + 8 * i, 8);
-          const __m256i u0 = expand_bits(bits[0]), u1 = expand_bits(bits[1]);
-          #pragma GCC unroll 4
-          for (int k = 0; k < kTokens; ++k) {
-            const __m256i xb = broadcast4(tasks[k].x + xoff + 4 * i);
-            a[k][0] = _mm256_add_epi16(a[k][0], _mm256_maddubs_epi16(u0, xb));
-            a[k][1] = _mm256_add_epi16(a[k][1], _mm256_maddubs_epi16(u1, xb));
-          }
-        }
+      for (int k = 0; k < kTokens; ++k) {
+        const __m256i xb = broadcast4(tasks[k].x + xoff + 4 * i);
+        a[k][0] = _mm256_add_epi16(a[k][0], _mm256_maddubs_epi16(u0, xb));
+        a[k][1] = _mm256_add_epi16(a[k][1], _mm256_maddubs_epi16(u1, xb));
       }
-      #pragma GCC unroll 4
-      for (int k = 0; k < kTokens; ++k)
-        for (int h = 0; h < 2; ++h) d[k][h] = _mm256_add_epi32(d[k][h], _mm256_madd_epi16(a[k][h], ones));
     }
-    // int1_gemv_int16's add_group shift 1: I = 2 D - S.
-    add_group_tokens<kTokens>(tasks, g, [&](int k, int h) { return _mm256_slli_epi32(d[k][h], 1); }, acc);
-  }
-  store_tokens<kTokens>(tasks, acc);
+  });
 }
 
 // u = w + 128 spans 0..255, beyond vpmaddubsw's exact range: VNNI here,

@@ -1,5 +1,5 @@
-// The int8-activation dot of Q6_K (quant/q6_k.h), checked by hand and against
-// the float dot of the dequantized weights.
+// The int8-activation dots of Q6_K and Q4_K (quant/q6_k.h, quant/q4_k.h),
+// checked by hand and against the float dot of the dequantized weights.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,6 +8,7 @@
 
 #include "core/half.h"
 #include "core/rng.h"
+#include "quant/q4_k.h"
 #include "quant/q6_k.h"
 
 namespace lowbit {
@@ -62,15 +63,21 @@ TEST(Q6_KQ8K, ExtremesStayExactInInt32) {
   EXPECT_EQ(dot_q6_k_q8k(blk.data(), q.data(), &d, 256), static_cast<float>(256 * (-128) * (-32) * (-127)));
 }
 
-TEST(Q6_KQ8K, CloseToTheFloatDot) {
-  Rng rng(5);
+// A random row quantized to the format: its int8-activation dot is within the
+// activations' rounding of the float dot of the dequantized weights, and not
+// equal to it.
+void expect_close_to_the_float_dot(void (*quantize_row)(const float*, uint8_t*, int64_t),
+                                   void (*dequantize_row)(const uint8_t*, float*, int64_t),
+                                   float (*dot)(const uint8_t*, const int8_t*, const float*, int64_t),
+                                   size_t block_bytes, uint64_t seed) {
+  Rng rng(seed);
   const int64_t n = 2560;
   std::vector<float> w(n), x(n), wd(n);
   for (auto& v : w) v = static_cast<float>(rng.normal());
   for (auto& v : x) v = static_cast<float>(rng.normal());
-  std::vector<uint8_t> row(n / 256 * sizeof(BlockQ6_K));
-  quantize_row_q6_K(w.data(), row.data(), n);
-  dequantize_row_q6_K(row.data(), wd.data(), n);
+  std::vector<uint8_t> row(n / 256 * block_bytes);
+  quantize_row(w.data(), row.data(), n);
+  dequantize_row(row.data(), wd.data(), n);
   std::vector<int8_t> q(n);
   std::vector<float> d(n / 256);
   quantize_activations_q8k(x.data(), n, q.data(), d.data());
@@ -79,9 +86,62 @@ TEST(Q6_KQ8K, CloseToTheFloatDot) {
   // Each activation is off by at most half a step (max|x| / 254 per block).
   double bound = 0;
   for (int64_t i = 0; i < n; ++i) bound += std::fabs(wd[i]) * d[i / 256] / 2;
-  const float y = dot_q6_k_q8k(row.data(), q.data(), d.data(), n);
+  const float y = dot(row.data(), q.data(), d.data(), n);
   EXPECT_LE(std::fabs(y - exact), bound + 1e-5 * magnitude);
   EXPECT_GT(std::fabs(y - exact), 0.0) << "int8 activations are an approximation";
+}
+
+TEST(Q6_KQ8K, CloseToTheFloatDot) {
+  expect_close_to_the_float_dot(quantize_row_q6_K, dequantize_row_q6_K, dot_q6_k_q8k, sizeof(BlockQ6_K), 5);
+}
+
+// One block whose 256 values are all `value`, every sub-block scale `sc` and min `m`.
+std::vector<uint8_t> uniform_q4_k_block(int value, int sc, int m, float d, float dmin) {
+  BlockQ4_K b{};
+  for (auto& v : b.qs) v = static_cast<uint8_t>(value | value << 4);
+  for (int j = 0; j < 4; ++j) {
+    b.scales[j] = static_cast<uint8_t>((sc & 63) | (sc >> 4) << 6);
+    b.scales[j + 4] = static_cast<uint8_t>((m & 63) | (m >> 4) << 6);
+    b.scales[j + 8] = static_cast<uint8_t>((sc & 15) | (m & 15) << 4);
+  }
+  b.d = float_to_fp16(d);
+  b.dmin = float_to_fp16(dmin);
+  for (int j = 0; j < 8; ++j) {
+    int s, mm;
+    q4_k_scale_min(b.scales, j, &s, &mm);
+    EXPECT_EQ(s, sc);
+    EXPECT_EQ(mm, m);
+  }
+  std::vector<uint8_t> bytes(sizeof b);
+  std::memcpy(bytes.data(), &b, sizeof b);
+  return bytes;
+}
+
+TEST(Q4_KQ8K, HandBlock) {
+  // Weights all (0.5 * 3) * 10 - (0.25 * 1) = 14.75, as I and M:
+  // I = 8 x 3 x 32 x 10 x 127, M = 8 x 1 x 32 x 127.
+  const auto blk = uniform_q4_k_block(10, 3, 1, 0.5f, 0.25f);
+  std::vector<float> x(256, 1.0f);
+  std::vector<int8_t> q(256);
+  float d;
+  quantize_activations_q8k(x.data(), 256, q.data(), &d);
+  const float y = dot_q4_k_q8k(blk.data(), q.data(), &d, 256);
+  const int32_t i = 8 * 3 * 32 * 10 * 127, m = 8 * 1 * 32 * 127;
+  EXPECT_EQ(y, static_cast<float>(i) * (0.5f * d) - static_cast<float>(m) * (0.25f * d));
+  EXPECT_NEAR(y, 256 * (0.5 * 3 * 10 - 0.25), 1e-2);
+}
+
+TEST(Q4_KQ8K, ExtremesStayExactInInt32) {
+  // Values 15, scales and mins 63, activations -127: the largest sums there are.
+  const auto blk = uniform_q4_k_block(15, 63, 63, 1.0f, 1.0f);
+  std::vector<int8_t> q(256, -127);
+  const float d = 1.0f;
+  const int32_t i = 256 * 63 * 15 * -127, m = 256 * 63 * -127;
+  EXPECT_EQ(dot_q4_k_q8k(blk.data(), q.data(), &d, 256), static_cast<float>(i) - static_cast<float>(m));
+}
+
+TEST(Q4_KQ8K, CloseToTheFloatDot) {
+  expect_close_to_the_float_dot(quantize_row_q4_K, dequantize_row_q4_K, dot_q4_k_q8k, sizeof(BlockQ4_K), 7);
 }
 
 }  // namespace

@@ -1,0 +1,121 @@
+// The k-quant x int8-activation kernels (k_quant_q8k.h) against their scalar
+// references, bit for bit.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstring>
+#include <tuple>
+#include <vector>
+
+#include "core/half.h"
+#include "core/rng.h"
+#include "kernels/dispatch.h"
+#include "kernels/k_quant_q8k.h"
+#include "quant/q4_k.h"
+#include "quant/q6_k.h"
+
+namespace lowbit {
+namespace {
+
+// Random rows of `Block` with every bit random (values, scales, mins), then
+// sane fp16 scales at the given offsets; `extreme` sets every other byte to 0xFF
+// (every value, scale and min at its largest).
+template <class Block>
+std::vector<uint8_t> random_rows(int64_t rows, int64_t cols, uint64_t seed, std::initializer_list<size_t> fp16_at,
+                                 bool extreme = false) {
+  Rng rng(seed);
+  std::vector<uint8_t> data(static_cast<size_t>(rows * cols / 256 * sizeof(Block)));
+  for (auto& b : data) b = extreme ? 0xFF : static_cast<uint8_t>(rng.next_u32());
+  for (size_t i = 0; i < data.size(); i += sizeof(Block))
+    for (const size_t at : fp16_at) {
+      const uint16_t d = float_to_fp16(static_cast<float>(rng.normal()) * 0.01f);
+      std::memcpy(&data[i + at], &d, 2);
+    }
+  return data;
+}
+
+using DotQ8K = float (*)(const uint8_t* row, const int8_t* q, const float* dx, int64_t n);
+
+// `kernel` forced on w gives kernel_name `name` and, for `tokens` random
+// activations (+-1 where `extreme`, with an outlier), y bitwise `dot` of each
+// row against the activations quantized per 256; auto keeps a float kernel
+// whose name starts with `auto_prefix`.
+void expect_matches_int8_reference(const WeightView& w, const std::string& kernel, const std::string& name,
+                                   const std::string& auto_prefix, DotQ8K dot, size_t block_bytes, int64_t tokens,
+                                   bool extreme, ThreadPool& pool) {
+  const int64_t n = w.rows, k = w.cols;
+  EXPECT_EQ(make_matmul(w, "auto", pool)->kernel_name().rfind(auto_prefix, 0), 0u) << "auto keeps the float kernel";
+  const auto m = make_matmul(w, kernel, pool);
+  EXPECT_EQ(m->kernel_name(), name);
+  Rng rng(static_cast<uint64_t>(k));
+  std::vector<float> x(static_cast<size_t>(tokens * k));
+  for (auto& v : x) v = extreme ? (rng.below(2) ? 1.0f : -1.0f) : static_cast<float>(rng.normal());
+  x[3] = 1000.0f;  // an outlier: most of its block quantizes to 0
+  ActivationBatch in(tokens, k);
+  in.set(x.data(), tokens, k);
+  std::vector<float> y(static_cast<size_t>(tokens * n));
+  m->forward(in, y.data(), pool);
+  std::vector<int8_t> q(static_cast<size_t>(k));
+  std::vector<float> d(static_cast<size_t>(k / 256));
+  for (int64_t t = 0; t < tokens; ++t) {
+    quantize_activations_q8k(x.data() + t * k, k, q.data(), d.data());
+    for (int64_t r = 0; r < n; ++r) {
+      const float want = dot(w.data + r * (k / 256) * static_cast<int64_t>(block_bytes), q.data(), d.data(), k);
+      ASSERT_EQ(float_to_bits(y[t * n + r]), float_to_bits(want)) << name << " n=" << n << " k=" << k << " t=" << t
+                                                                  << " r=" << r;
+    }
+  }
+}
+
+TEST(Q6KQ8KKernel, MatchesTheInt8ReferenceBitwise) {
+  const KernelFamily* f = find_kernel_family("q6_k_q8k");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(f->lossless) << "int8 activations approximate the float q6_k";
+  const CpuFeatures& cpu = cpu_features();
+  if (!(cpu.has_avx512_level() && cpu.avx512vnni)) {
+    // Without AVX-512 VNNI the family must decline, and auto falls back to the float kernel.
+    const auto rows = random_rows<BlockQ6_K>(16, 256, 1, {offsetof(BlockQ6_K, d)});
+    EXPECT_EQ(f->score({"w", GgmlType::Q6_K, 16, 256, rows.data()}, cpu), 0);
+    ThreadPool pool(1);
+    EXPECT_EQ(make_matmul({"w", GgmlType::Q6_K, 16, 256, rows.data()}, "q6_k_q8k", pool)->kernel_name().rfind("q6_k/", 0),
+              0u) << "forcing it on a CPU without AVX-512 VNNI falls back to auto's choice";
+    return;
+  }
+  ThreadPool pool(2);
+  for (const auto& [n, k, tokens] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
+           {1, 256, 1}, {37, 512, 1}, {100, 2560, 3}, {16, 1024, 8}}) {
+    const auto data = random_rows<BlockQ6_K>(n, k, static_cast<uint64_t>(n * k), {offsetof(BlockQ6_K, d)});
+    expect_matches_int8_reference({"head", GgmlType::Q6_K, n, k, data.data()}, "q6_k_q8k", "q6_k_q8k/avx512-vnni",
+                                  "q6_k/", dot_q6_k_q8k, sizeof(BlockQ6_K), tokens, false, pool);
+  }
+}
+
+TEST(Q4KQ8KKernel, MatchesTheInt8ReferenceBitwise) {
+  const KernelFamily* f = find_kernel_family("q4_k_q8k");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(f->lossless) << "int8 activations approximate the float q4_k";
+  ASSERT_TRUE(cpu_features().has_avx2_level()) << "no AVX2: the q4_k_q8k kernel cannot run here";
+  ThreadPool pool(2);
+  for (const auto& [n, k, tokens, extreme] : std::vector<std::tuple<int64_t, int64_t, int64_t, bool>>{
+           {1, 256, 1, false}, {37, 512, 1, false}, {100, 2560, 3, false}, {16, 1024, 8, false}, {5, 6912, 2, true}}) {
+    const auto data = random_rows<BlockQ4_K>(n, k, static_cast<uint64_t>(n * k),
+                                             {offsetof(BlockQ4_K, d), offsetof(BlockQ4_K, dmin)}, extreme);
+    expect_matches_int8_reference({"blk.0.ffn_up.weight", GgmlType::Q4_K, n, k, data.data()}, "q4_k_q8k",
+                                  "q4_k_q8k/avx2", "q4_k/", dot_q4_k_q8k, sizeof(BlockQ4_K), tokens, extreme, pool);
+  }
+}
+
+TEST(Q4KQ8KKernel, DeclinesOtherMatrices) {
+  const KernelFamily* f = find_kernel_family("q4_k_q8k");
+  ASSERT_NE(f, nullptr);
+  const auto rows = random_rows<BlockQ4_K>(16, 256, 1, {offsetof(BlockQ4_K, d), offsetof(BlockQ4_K, dmin)});
+  EXPECT_EQ(f->score({"w", GgmlType::Q6_K, 16, 256, rows.data()}, cpu_features()), 0) << "Q4_K only";
+  EXPECT_EQ(f->score({"w", GgmlType::Q4_K, 16, 256, rows.data()}, CpuFeatures{}), 0) << "AVX2 only";
+  ThreadPool pool(1);
+  // Forced on a matrix it cannot take, auto's choice runs it.
+  EXPECT_EQ(make_matmul({"w", GgmlType::Q4_K, 16, 256, rows.data()}, "q4_k_q8k", pool, CpuFeatures{})->kernel_name(),
+            make_matmul({"w", GgmlType::Q4_K, 16, 256, rows.data()}, "auto", pool, CpuFeatures{})->kernel_name());
+}
+
+}  // namespace
+}  // namespace lowbit
