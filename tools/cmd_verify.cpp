@@ -50,6 +50,7 @@ int run(VerifyOptions o) {
   std::vector<std::string> labels = {"auto"};
   for (const KernelFamily& f : kernel_families())
     if (std::string(f.name) != "ref" && (only == "auto" || only == f.name)) labels.push_back(f.name);
+  if (only.find('+') != std::string::npos) labels.push_back(only);  // several families joined
 
   std::vector<Row> rows;
   std::vector<std::string> auto_kernels;
@@ -60,8 +61,9 @@ int run(VerifyOptions o) {
     auto model = Model::load(ref.model->path(), lo, *ref.pool);
     Row row{label, describe_kernel_use(*model, *ref.model), {}, ""};
     if (label == "auto") auto_kernels = row.use.kernels;
+    const std::vector<std::string> forced = forced_kernel_names(label);
     const bool names_itself = std::any_of(row.use.kernels.begin(), row.use.kernels.end(), [&](const std::string& k) {
-      return k.substr(0, k.find('/')) == label;
+      return std::find(forced.begin(), forced.end(), k.substr(0, k.find('/'))) != forced.end();
     });
     if (label != "auto" && !names_itself && row.use.kernels == auto_kernels) {
       std::printf("%-8s cannot run any matrix of this model\n", label.c_str());

@@ -62,11 +62,23 @@ std::string kernel_names() {
   return s;
 }
 
+std::vector<std::string> forced_kernel_names(const std::string& kernel) {
+  std::vector<std::string> names;
+  if (kernel == "auto") return names;
+  for (size_t begin = 0;;) {
+    const size_t end = kernel.find('+', begin);
+    names.push_back(kernel.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
+    if (find_kernel_family(names.back()) == nullptr)
+      fail("unknown kernel '", names.back(), "' in '", kernel, "' (known: ", kernel_names(), "; join several with +)");
+    if (end == std::string::npos) return names;
+    begin = end + 1;
+  }
+}
+
 std::unique_ptr<Matmul> make_matmul(const WeightView& w, const std::string& kernel, ThreadPool& pool,
                                     const CpuFeatures& cpu) {
-  if (kernel != "auto") {
-    const KernelFamily* forced = find_kernel_family(kernel);
-    if (forced == nullptr) fail("unknown kernel '", kernel, "' (known: ", kernel_names(), ")");
+  for (const std::string& name : forced_kernel_names(kernel)) {
+    const KernelFamily* forced = find_kernel_family(name);
     if (forced->score(w, cpu) != 0) return forced->make(w, cpu, pool);
   }
   const KernelFamily* best = nullptr;

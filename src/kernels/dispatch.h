@@ -32,10 +32,15 @@ const std::vector<KernelFamily>& kernel_families();
 const KernelFamily* find_kernel_family(const std::string& name);
 // "auto, ref, i2s, ..." for help texts.
 std::string kernel_names();
+// The family names of a --kernel value: "a+b" -> {"a", "b"}; "auto" -> {}.
+// Unknown or empty names -> Error.
+std::vector<std::string> forced_kernel_names(const std::string& kernel);
 
 // kernel == "auto": the highest-scoring family for w. Otherwise the named family
 // if it can run w, else the auto choice (a forced kernel applies to the matrices
-// it supports; the head and embeddings keep theirs). Unknown name -> Error.
+// it supports; the head and embeddings keep theirs). Several names joined by
+// '+' ("q4_k_q8k+q6_k_q8k": a Q4_K_M file's two types) are tried in order.
+// Unknown name -> Error.
 // `cpu` defaults to the detected features; tests pass fewer to reach lower ISA paths.
 std::unique_ptr<Matmul> make_matmul(const WeightView& w, const std::string& kernel, ThreadPool& pool,
                                     const CpuFeatures& cpu = cpu_features());

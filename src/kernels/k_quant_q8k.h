@@ -6,7 +6,8 @@
 // family by the activations' rounding (`lowbit verify` reports by how much).
 // Chosen only when asked for (--kernel q6_k_q8k / q4_k_q8k): auto never picks
 // an approximation. The layout is the file's, copied at load onto huge pages.
-//   q6_k_q8k: Q6_K rows (output heads, embeddings), vpdpbusd (AVX-512 VNNI).
+//   q6_k_q8k: Q6_K rows (output heads, embeddings), vpdpbusd (AVX-512 VNNI) or
+//             vpmaddubsw (AVX2).
 //   q4_k_q8k: Q4_K rows (most "Q4_K_M" matrices), vpmaddubsw (AVX2).
 #pragma once
 
@@ -24,6 +25,10 @@ KernelFamily q4_k_q8k_kernel_family();
 // Equals dot_q6_k_q8k bit for bit. Only after run-time CPU detection (AVX-512 VNNI).
 float q6_k_q8k_row_avx512(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* xsum32,
                           const float* dx);
+
+// The same with AVX2; bsum16[j] = q[16j] + ... + q[16j + 15], the sums of the
+// sub-blocks (times 32 for the -32 of every value).
+float q6_k_q8k_row_avx2(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* bsum16, const float* dx);
 
 // One row of `blocks` Q4_K blocks . q (as above); bsum[j] = q[32j] + ... +
 // q[32j + 31], for the sub-block mins. Equals dot_q4_k_q8k bit for bit. AVX2.

@@ -79,8 +79,10 @@ class KQuantQ8KMatmul final : public Matmul {
 
 // Forced only (--kernel ...): auto keeps the float k-quant kernels, which
 // compute the model as its format defines it; these are the peers' approximation.
+bool avx512_vnni(const CpuFeatures& cpu) { return cpu.has_avx512_level() && cpu.avx512vnni; }
+
 int q6_k_q8k_score(const WeightView& w, const CpuFeatures& cpu) {
-  if (w.type != GgmlType::Q6_K || !cpu.has_avx512_level() || !cpu.avx512vnni) return 0;
+  if (w.type != GgmlType::Q6_K || !cpu.has_avx2_level()) return 0;
   return w.cols % kQ8KBlock == 0 ? -1 : 0;
 }
 
@@ -91,9 +93,11 @@ int q4_k_q8k_score(const WeightView& w, const CpuFeatures& cpu) {
 
 std::unique_ptr<Matmul> q6_k_q8k_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
   if (q6_k_q8k_score(w, cpu) == 0)
-    fail("tensor ", w.name, ": kernel q6_k_q8k needs Q6_K weights with whole blocks per row and AVX-512 VNNI (type ",
+    fail("tensor ", w.name, ": kernel q6_k_q8k needs Q6_K weights with whole blocks per row and AVX2 (type ",
          ggml_type_name(w.type), ", ", w.cols, " columns, cpu: ", cpu.describe(), ")");
-  return std::make_unique<KQuantQ8KMatmul>(w, Q8KSpec{"q6_k_q8k/avx512-vnni", q6_k_q8k_row_avx512, 4, 32}, pool);
+  const Q8KSpec spec = avx512_vnni(cpu) ? Q8KSpec{"q6_k_q8k/avx512-vnni", q6_k_q8k_row_avx512, 4, 32}
+                                        : Q8KSpec{"q6_k_q8k/avx2", q6_k_q8k_row_avx2, 16, 1};
+  return std::make_unique<KQuantQ8KMatmul>(w, spec, pool);
 }
 
 std::unique_ptr<Matmul> q4_k_q8k_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
@@ -107,7 +111,7 @@ std::unique_ptr<Matmul> q4_k_q8k_make(const WeightView& w, const CpuFeatures& cp
 
 KernelFamily q6_k_q8k_kernel_family() {
   KernelFamily f{"q6_k_q8k",
-                 "Q6_K x int8 activations per 256 (llama.cpp's Q6_K x Q8_K), VNNI; approximates q6_k (AVX-512 VNNI)",
+                 "Q6_K x int8 activations per 256 (llama.cpp's Q6_K x Q8_K); approximates q6_k (AVX-512 VNNI, AVX2)",
                  q6_k_q8k_score, q6_k_q8k_make};
   f.lossless = false;
   return f;

@@ -25,6 +25,33 @@ TEST(KernelDispatch, FamilyNamesAreUniqueAndApproximationsAreMarked) {
   EXPECT_EQ(find_kernel_family("no-such-kernel"), nullptr);
 }
 
+// "a+b" forces each family on the matrices it takes, in order; the rest go
+// to auto. A name that is not a family fails, naming it.
+TEST(KernelDispatch, SeveralForcedFamiliesJoinedByPlus) {
+  ASSERT_TRUE(cpu_features().has_avx2_level()) << "the k-quant x Q8_K kernels need AVX2";
+  const std::vector<uint8_t> q4k(16 * 144, 0), q6k(16 * 210, 0);  // zero blocks: valid, d = 0
+  std::vector<int8_t> t(16 * 256);
+  for (size_t i = 0; i < t.size(); ++i) t[i] = static_cast<int8_t>(static_cast<int>(i * 5 % 3) - 1);
+  std::vector<uint8_t> i2s(16 * 256 / 4 + 32);
+  pack_i2s(t.data(), 16 * 256, 0.5f, i2s.data());
+  ThreadPool pool(1);
+  const std::string both = "q4_k_q8k+q6_k_q8k";
+  EXPECT_EQ(make_matmul({"a", GgmlType::Q4_K, 16, 256, q4k.data()}, both, pool)->kernel_name(), "q4_k_q8k/avx2");
+  EXPECT_EQ(make_matmul({"b", GgmlType::Q6_K, 16, 256, q6k.data()}, both, pool)->kernel_name().rfind("q6_k_q8k/", 0), 0u);
+  const WeightView ternary{"c", GgmlType::I2_S, 16, 256, i2s.data()};
+  EXPECT_EQ(make_matmul(ternary, both, pool)->kernel_name(), make_matmul(ternary, "auto", pool)->kernel_name());
+  EXPECT_EQ(forced_kernel_names(both), (std::vector<std::string>{"q4_k_q8k", "q6_k_q8k"}));
+  EXPECT_TRUE(forced_kernel_names("auto").empty());
+  for (const std::string bad : {"q4_k_q8k+nope", "q4_k_q8k+", "+q4_k_q8k", ""}) {
+    try {
+      forced_kernel_names(bad);
+      ADD_FAILURE() << "'" << bad << "' was taken";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("unknown kernel"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(KernelDispatch, AutoPicksALosslessKernelAndUnknownNamesFail) {
   const int64_t rows = 32, cols = 256;
   std::vector<int8_t> t(rows * cols);

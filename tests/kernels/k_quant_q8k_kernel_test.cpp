@@ -19,7 +19,7 @@ namespace {
 
 // Random rows of `Block` with every bit random (values, scales, mins), then
 // sane fp16 scales at the given offsets; `extreme` sets every other byte to 0xFF
-// (every value, scale and min at its largest).
+// (Q4_K: every value, scale and min at its largest; Q6_K: every value 63).
 template <class Block>
 std::vector<uint8_t> random_rows(int64_t rows, int64_t cols, uint64_t seed, std::initializer_list<size_t> fp16_at,
                                  bool extreme = false) {
@@ -42,10 +42,10 @@ using DotQ8K = float (*)(const uint8_t* row, const int8_t* q, const float* dx, i
 // whose name starts with `auto_prefix`.
 void expect_matches_int8_reference(const WeightView& w, const std::string& kernel, const std::string& name,
                                    const std::string& auto_prefix, DotQ8K dot, size_t block_bytes, int64_t tokens,
-                                   bool extreme, ThreadPool& pool) {
+                                   bool extreme, ThreadPool& pool, const CpuFeatures& cpu = cpu_features()) {
   const int64_t n = w.rows, k = w.cols;
-  EXPECT_EQ(make_matmul(w, "auto", pool)->kernel_name().rfind(auto_prefix, 0), 0u) << "auto keeps the float kernel";
-  const auto m = make_matmul(w, kernel, pool);
+  EXPECT_EQ(make_matmul(w, "auto", pool, cpu)->kernel_name().rfind(auto_prefix, 0), 0u) << "auto keeps the float kernel";
+  const auto m = make_matmul(w, kernel, pool, cpu);
   EXPECT_EQ(m->kernel_name(), name);
   Rng rng(static_cast<uint64_t>(k));
   std::vector<float> x(static_cast<size_t>(tokens * k));
@@ -71,23 +71,21 @@ TEST(Q6KQ8KKernel, MatchesTheInt8ReferenceBitwise) {
   const KernelFamily* f = find_kernel_family("q6_k_q8k");
   ASSERT_NE(f, nullptr);
   EXPECT_FALSE(f->lossless) << "int8 activations approximate the float q6_k";
-  const CpuFeatures& cpu = cpu_features();
-  if (!(cpu.has_avx512_level() && cpu.avx512vnni)) {
-    // Without AVX-512 VNNI the family must decline, and auto falls back to the float kernel.
-    const auto rows = random_rows<BlockQ6_K>(16, 256, 1, {offsetof(BlockQ6_K, d)});
-    EXPECT_EQ(f->score({"w", GgmlType::Q6_K, 16, 256, rows.data()}, cpu), 0);
-    ThreadPool pool(1);
-    EXPECT_EQ(make_matmul({"w", GgmlType::Q6_K, 16, 256, rows.data()}, "q6_k_q8k", pool)->kernel_name().rfind("q6_k/", 0),
-              0u) << "forcing it on a CPU without AVX-512 VNNI falls back to auto's choice";
-    return;
-  }
+  ASSERT_TRUE(cpu_features().has_avx2_level()) << "no AVX2: the q6_k_q8k kernel cannot run here";
+  // Every ISA variant this CPU runs: AVX-512 VNNI where it has it, and AVX2.
+  std::vector<std::pair<CpuFeatures, std::string>> variants;
+  CpuFeatures avx2 = cpu_features();
+  if (avx2.has_avx512_level() && avx2.avx512vnni) variants.emplace_back(avx2, "q6_k_q8k/avx512-vnni");
+  avx2.avx512vnni = false;
+  variants.emplace_back(avx2, "q6_k_q8k/avx2");
   ThreadPool pool(2);
-  for (const auto& [n, k, tokens] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
-           {1, 256, 1}, {37, 512, 1}, {100, 2560, 3}, {16, 1024, 8}}) {
-    const auto data = random_rows<BlockQ6_K>(n, k, static_cast<uint64_t>(n * k), {offsetof(BlockQ6_K, d)});
-    expect_matches_int8_reference({"head", GgmlType::Q6_K, n, k, data.data()}, "q6_k_q8k", "q6_k_q8k/avx512-vnni",
-                                  "q6_k/", dot_q6_k_q8k, sizeof(BlockQ6_K), tokens, false, pool);
-  }
+  for (const auto& [cpu, name] : variants)
+    for (const auto& [n, k, tokens, extreme] : std::vector<std::tuple<int64_t, int64_t, int64_t, bool>>{
+             {1, 256, 1, false}, {37, 512, 1, false}, {100, 2560, 3, false}, {16, 1024, 8, false}, {5, 6912, 2, true}}) {
+      const auto data = random_rows<BlockQ6_K>(n, k, static_cast<uint64_t>(n * k), {offsetof(BlockQ6_K, d)}, extreme);
+      expect_matches_int8_reference({"head", GgmlType::Q6_K, n, k, data.data()}, "q6_k_q8k", name, "q6_k/",
+                                    dot_q6_k_q8k, sizeof(BlockQ6_K), tokens, extreme, pool, cpu);
+    }
 }
 
 TEST(Q4KQ8KKernel, MatchesTheInt8ReferenceBitwise) {

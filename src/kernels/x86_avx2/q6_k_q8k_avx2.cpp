@@ -1,0 +1,99 @@
+// Q6_K row . int8 activations with AVX2 (k_quant_q8k.h). Per half-block of
+// 128, 64 bytes of ql and 32 of qh give four 32-byte vectors of values 0..63
+// (the layout of quant/q6_k.h); vector k holds sub-blocks 8h + 2k (low 128
+// bits) and 8h + 2k + 1 (high). vpmaddubsw multiplies the values (unsigned) by
+// their activations (pair sums <= 2 x 63 x 127), vpmaddwd by the sub-blocks'
+// scales (int16, one per 128-bit half) adds the pairs into int32 lanes. The
+// values' -32 is taken once per sub-block: 32 x scale x the activations' sum
+// over it. Both sums exact; the block's float arithmetic is the reference's.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+
+#include "kernels/k_quant_q8k.h"
+#include "quant/q6_k.h"
+
+namespace lowbit {
+
+namespace {
+
+// vpshufb controls: kPairs.bytes[k] puts int16 lane 2k of the low 128 bits in
+// every lane of the low half, and lane 2k + 1 of the high 128 bits in every
+// lane of the high half.
+struct PairPatterns {
+  alignas(32) uint8_t bytes[4][32];
+};
+constexpr PairPatterns pair_patterns() {
+  PairPatterns p{};
+  for (int k = 0; k < 4; ++k)
+    for (int i = 0; i < 32; ++i) p.bytes[k][i] = static_cast<uint8_t>(2 * (2 * k + (i >= 16 ? 1 : 0)) + (i & 1));
+  return p;
+}
+constexpr PairPatterns kPairs = pair_patterns();
+
+// A block's integer sum I = sum_j scales[j] * sum over sub-block j of (v - 32) q.
+inline int32_t block_sum(const uint8_t* block, const int8_t* qb, const int32_t* bsum16) {
+  const __m256i low4 = _mm256_set1_epi8(0x0f), bits45 = _mm256_set1_epi8(0x30);
+  const __m128i scales = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + offsetof(BlockQ6_K, scales)));
+  __m256i dot = _mm256_setzero_si256();
+  #pragma GCC unroll 2
+  for (int h = 0; h < 2; ++h) {
+    const uint8_t* ql = block + offsetof(BlockQ6_K, ql) + 64 * h;
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
+    const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
+    const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + offsetof(BlockQ6_K, qh) + 32 * h));
+    const __m256i v[4] = {
+        _mm256_or_si256(_mm256_and_si256(a, low4), _mm256_and_si256(_mm256_slli_epi16(hb, 4), bits45)),
+        _mm256_or_si256(_mm256_and_si256(c, low4), _mm256_and_si256(_mm256_slli_epi16(hb, 2), bits45)),
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), low4), _mm256_and_si256(hb, bits45)),
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(c, 4), low4),
+                        _mm256_and_si256(_mm256_srli_epi16(hb, 2), bits45))};
+    // This half's 8 scales as int16, in both 128-bit halves.
+    const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(_mm_srli_si128(scales, 8 * h)));
+    #pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      const __m256i p =
+          _mm256_maddubs_epi16(v[k], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qb + 128 * h + 32 * k)));
+      const __m256i sc = _mm256_shuffle_epi8(sc16, _mm256_load_si256(reinterpret_cast<const __m256i*>(kPairs.bytes[k])));
+      dot = _mm256_add_epi32(dot, _mm256_madd_epi16(p, sc));
+    }
+  }
+  // 32 x sum_j scales[j] * (the activations' sum over sub-block j).
+  const __m256i offset = _mm256_add_epi32(
+      _mm256_mullo_epi32(_mm256_cvtepi8_epi32(scales), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsum16))),
+      _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_srli_si128(scales, 8)),
+                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsum16 + 8))));
+  const __m256i total = _mm256_sub_epi32(dot, _mm256_slli_epi32(offset, 5));
+  const __m128i half = _mm_add_epi32(_mm256_castsi256_si128(total), _mm256_extracti128_si256(total, 1));
+  const __m128i pair = _mm_add_epi32(half, _mm_unpackhi_epi64(half, half));
+  return _mm_cvtsi128_si32(_mm_add_epi32(pair, _mm_shuffle_epi32(pair, 1)));
+}
+
+}  // namespace
+
+// Two passes per chunk of blocks, as q4_k_q8k_row_avx2: the integer sums,
+// then the float arithmetic block after block.
+float q6_k_q8k_row_avx2(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* bsum16, const float* dx) {
+  constexpr int64_t kChunk = 32;
+  int32_t sums[kChunk];
+  float y = 0;
+  for (int64_t i0 = 0; i0 < blocks; i0 += kChunk) {
+    const int64_t n = std::min(kChunk, blocks - i0);
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t i = i0 + j;
+      sums[j] = block_sum(row + i * static_cast<int64_t>(sizeof(BlockQ6_K)), q + i * kQ6_KBlockSize, bsum16 + 16 * i);
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t i = i0 + j;
+      uint16_t d16;
+      std::memcpy(&d16, row + i * static_cast<int64_t>(sizeof(BlockQ6_K)) + offsetof(BlockQ6_K, d), 2);
+      const float s = _cvtsh_ss(d16) * dx[i];  // F16C: exact, as fp16_to_float
+      y += static_cast<float>(sums[j]) * s;
+    }
+  }
+  return y;
+}
+
+}  // namespace lowbit
