@@ -51,7 +51,8 @@ inline int32_t block_sum(const uint8_t* block, const int8_t* qb, const int32_t* 
         _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(c, 4), low4),
                         _mm256_and_si256(_mm256_srli_epi16(hb, 2), bits45))};
     // This half's 8 scales as int16, in both 128-bit halves.
-    const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(_mm_srli_si128(scales, 8 * h)));
+    const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(
+        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(block + offsetof(BlockQ6_K, scales) + 8 * h))));
     #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) {
       const __m256i p =
