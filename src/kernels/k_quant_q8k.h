@@ -18,6 +18,9 @@
 namespace lowbit {
 
 KernelFamily q6_k_q8k_kernel_family();
+
+// Most tokens a row kernel takes at once (the *_tokens_avx2 functions).
+inline constexpr int kQ8KMaxTokens = 4;
 KernelFamily q4_k_q8k_kernel_family();
 
 // One row of `blocks` Q6_K blocks . q (int8, 256 per block, scales dx[block]);
@@ -29,9 +32,15 @@ float q6_k_q8k_row_avx512(const uint8_t* row, int64_t blocks, const int8_t* q, c
 // The same with AVX2; bsum16[j] = q[16j] + ... + q[16j + 15], the sums of the
 // sub-blocks (times 32 for the -32 of every value).
 float q6_k_q8k_row_avx2(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* bsum16, const float* dx);
+void q6_k_q8k_tokens_avx2(const uint8_t* row, int64_t blocks, int tokens, const int8_t* const* q,
+                          const int32_t* const* bsum16, const float* const* dx, float* y);  // as q4_k_q8k_tokens_avx2
 
 // One row of `blocks` Q4_K blocks . q (as above); bsum[j] = q[32j] + ... +
 // q[32j + 31], for the sub-block mins. Equals dot_q4_k_q8k bit for bit. AVX2.
 float q4_k_q8k_row_avx2(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* bsum, const float* dx);
+// The same for 1..kQ8KMaxTokens tokens (activations q[t], bsum[t], dx[t]):
+// y[t], each bitwise the one-token row's, the nibbles unpacked once for all.
+void q4_k_q8k_tokens_avx2(const uint8_t* row, int64_t blocks, int tokens, const int8_t* const* q,
+                          const int32_t* const* bsum, const float* const* dx, float* y);
 
 }  // namespace lowbit

@@ -20,6 +20,9 @@ struct Q8KSpec {
   float (*row)(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* sums, const float* dx);
   int64_t sum_width;
   int32_t sum_factor;
+  // Several tokens (up to kQ8KMaxTokens) of one row at once, where set.
+  void (*tokens)(const uint8_t* row, int64_t blocks, int tokens, const int8_t* const* q, const int32_t* const* sums,
+                 const float* const* dx, float* y) = nullptr;
 };
 
 constexpr int64_t kQ8KBlock = 256;
@@ -63,10 +66,23 @@ class KQuantQ8KMatmul final : public Matmul {
     const float* dxd = dx.data();
     const int32_t* sd = sums.data();
     pool.parallel_for(rows_, std::max<int64_t>(16, rows_ / (16 * pool.size())), [&](int64_t begin, int64_t end, int) {
-      for (int64_t r = begin; r < end; ++r)
-        for (int64_t t = 0; t < tokens; ++t)
-          y[t * rows_ + r] =
-              spec_.row(weights_.data() + r * row_bytes_, blocks, qd + t * k, sd + t * k / width, dxd + t * blocks);
+      for (int64_t r = begin; r < end; ++r) {
+        const uint8_t* row = weights_.data() + r * row_bytes_;
+        int64_t t = 0;
+        // Several tokens at once: the row's values unpacked once for them.
+        for (; spec_.tokens != nullptr && t + 1 < tokens; t += kQ8KMaxTokens) {
+          const int count = static_cast<int>(std::min<int64_t>(kQ8KMaxTokens, tokens - t));
+          const int8_t* qs[kQ8KMaxTokens];
+          const int32_t* ss[kQ8KMaxTokens];
+          const float* ds[kQ8KMaxTokens];
+          float out[kQ8KMaxTokens];
+          for (int i = 0; i < count; ++i)
+            qs[i] = qd + (t + i) * k, ss[i] = sd + (t + i) * k / width, ds[i] = dxd + (t + i) * blocks;
+          spec_.tokens(row, blocks, count, qs, ss, ds, out);
+          for (int i = 0; i < count; ++i) y[(t + i) * rows_ + r] = out[i];
+        }
+        for (; t < tokens; ++t) y[t * rows_ + r] = spec_.row(row, blocks, qd + t * k, sd + t * k / width, dxd + t * blocks);
+      }
     });
   }
 
@@ -96,7 +112,7 @@ std::unique_ptr<Matmul> q6_k_q8k_make(const WeightView& w, const CpuFeatures& cp
     fail("tensor ", w.name, ": kernel q6_k_q8k needs Q6_K weights with whole blocks per row and AVX2 (type ",
          ggml_type_name(w.type), ", ", w.cols, " columns, cpu: ", cpu.describe(), ")");
   const Q8KSpec spec = avx512_vnni(cpu) ? Q8KSpec{"q6_k_q8k/avx512-vnni", q6_k_q8k_row_avx512, 4, 32}
-                                        : Q8KSpec{"q6_k_q8k/avx2", q6_k_q8k_row_avx2, 16, 1};
+                                        : Q8KSpec{"q6_k_q8k/avx2", q6_k_q8k_row_avx2, 16, 1, q6_k_q8k_tokens_avx2};
   return std::make_unique<KQuantQ8KMatmul>(w, spec, pool);
 }
 
@@ -104,7 +120,8 @@ std::unique_ptr<Matmul> q4_k_q8k_make(const WeightView& w, const CpuFeatures& cp
   if (q4_k_q8k_score(w, cpu) == 0)
     fail("tensor ", w.name, ": kernel q4_k_q8k needs Q4_K weights with whole blocks per row and AVX2 (type ",
          ggml_type_name(w.type), ", ", w.cols, " columns, cpu: ", cpu.describe(), ")");
-  return std::make_unique<KQuantQ8KMatmul>(w, Q8KSpec{"q4_k_q8k/avx2", q4_k_q8k_row_avx2, 32, 1}, pool);
+  return std::make_unique<KQuantQ8KMatmul>(
+      w, Q8KSpec{"q4_k_q8k/avx2", q4_k_q8k_row_avx2, 32, 1, q4_k_q8k_tokens_avx2}, pool);
 }
 
 }  // namespace

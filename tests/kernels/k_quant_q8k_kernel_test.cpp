@@ -81,7 +81,8 @@ TEST(Q6KQ8KKernel, MatchesTheInt8ReferenceBitwise) {
   ThreadPool pool(2);
   for (const auto& [cpu, name] : variants)
     for (const auto& [n, k, tokens, extreme] : std::vector<std::tuple<int64_t, int64_t, int64_t, bool>>{
-             {1, 256, 1, false}, {37, 512, 1, false}, {100, 2560, 3, false}, {16, 1024, 8, false}, {5, 6912, 2, true}}) {
+             {1, 256, 1, false}, {37, 512, 1, false}, {100, 2560, 3, false}, {16, 1024, 8, false},
+             {9, 512, 5, false}, {5, 6912, 2, true}, {3, 768, 7, true}}) {
       const auto data = random_rows<BlockQ6_K>(n, k, static_cast<uint64_t>(n * k), {offsetof(BlockQ6_K, d)}, extreme);
       expect_matches_int8_reference({"head", GgmlType::Q6_K, n, k, data.data()}, "q6_k_q8k", name, "q6_k/",
                                     dot_q6_k_q8k, sizeof(BlockQ6_K), tokens, extreme, pool, cpu);
@@ -95,7 +96,9 @@ TEST(Q4KQ8KKernel, MatchesTheInt8ReferenceBitwise) {
   ASSERT_TRUE(cpu_features().has_avx2_level()) << "no AVX2: the q4_k_q8k kernel cannot run here";
   ThreadPool pool(2);
   for (const auto& [n, k, tokens, extreme] : std::vector<std::tuple<int64_t, int64_t, int64_t, bool>>{
-           {1, 256, 1, false}, {37, 512, 1, false}, {100, 2560, 3, false}, {16, 1024, 8, false}, {5, 6912, 2, true}}) {
+           {1, 256, 1, false}, {37, 512, 1, false}, {100, 2560, 3, false}, {16, 1024, 8, false}, {9, 512, 5, false},
+           {5, 6912, 2, true}, {3, 768, 7, true}}) {
+    // Tokens go 4 at a time through one row (3 = 3, 5 = 4 + 1 alone, 7 = 4 + 3).
     const auto data = random_rows<BlockQ4_K>(n, k, static_cast<uint64_t>(n * k),
                                              {offsetof(BlockQ4_K, d), offsetof(BlockQ4_K, dmin)}, extreme);
     expect_matches_int8_reference({"blk.0.ffn_up.weight", GgmlType::Q4_K, n, k, data.data()}, "q4_k_q8k",

@@ -51,50 +51,65 @@ inline __m256i lane_broadcast(__m256i v, int j) {
   return _mm256_shuffle_epi8(v, _mm256_load_si256(reinterpret_cast<const __m256i*>(kLanes.bytes[j])));
 }
 
-// A block's integer sums, as lanes whose pairs add up to them:
-// sums[0] + sums[1] = I, sums[2] + sums[3] = M (quant/q4_k.h, dot_q4_k_q8k).
-inline __m128i block_sums(const uint8_t* block, const int8_t* qb, const int32_t* bsum, __m256i nibble) {
+// A block's integer sums for kTokens tokens (activations qb[k], sub-block
+// sums bsum[k]), as lanes whose pairs add up to them: out[k][0] + out[k][1] =
+// I, out[k][2] + out[k][3] = M (quant/q4_k.h, dot_q4_k_q8k). The nibbles and
+// the scales' broadcasts are made once for all the tokens.
+template <int kTokens>
+inline void block_sums(const uint8_t* block, const int8_t* const* qb, const int32_t* const* bsum, __m256i nibble,
+                       __m128i* out) {
   const uint8_t* qs = block + offsetof(BlockQ4_K, qs);
   uint64_t sc, m;
   scales_and_mins(block + offsetof(BlockQ4_K, scales), &sc, &m);
   // The 8 scales as int16, in both 128-bit halves.
   const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<int64_t>(sc))));
-  __m256i part[4];
+  __m256i dot[kTokens];
+  #pragma GCC unroll 4
+  for (int k = 0; k < kTokens; ++k) dot[k] = _mm256_setzero_si256();
   #pragma GCC unroll 4
   for (int p = 0; p < 4; ++p) {
     const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * p));
     const __m256i lo = _mm256_and_si256(w, nibble), hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), nibble);
-    const __m256i pl = _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qb + 64 * p)));
-    const __m256i ph = _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qb + 64 * p + 32)));
-    part[p] = _mm256_add_epi32(_mm256_madd_epi16(pl, lane_broadcast(sc16, 2 * p)),
-                               _mm256_madd_epi16(ph, lane_broadcast(sc16, 2 * p + 1)));
+    const __m256i sc_lo = lane_broadcast(sc16, 2 * p), sc_hi = lane_broadcast(sc16, 2 * p + 1);
+    #pragma GCC unroll 4
+    for (int k = 0; k < kTokens; ++k) {
+      const __m256i pl = _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qb[k] + 64 * p)));
+      const __m256i ph =
+          _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qb[k] + 64 * p + 32)));
+      dot[k] = _mm256_add_epi32(dot[k], _mm256_add_epi32(_mm256_madd_epi16(pl, sc_lo), _mm256_madd_epi16(ph, sc_hi)));
+    }
   }
-  const __m256i dot = _mm256_add_epi32(_mm256_add_epi32(part[0], part[1]), _mm256_add_epi32(part[2], part[3]));
   const __m256i mins = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(m)));
-  const __m256i offset = _mm256_mullo_epi32(mins, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsum)));
-  const __m256i pairs = _mm256_hadd_epi32(dot, offset);  // per half: dot, dot, offset, offset
-  return _mm_add_epi32(_mm256_castsi256_si128(pairs), _mm256_extracti128_si256(pairs, 1));
+  #pragma GCC unroll 4
+  for (int k = 0; k < kTokens; ++k) {
+    const __m256i offset = _mm256_mullo_epi32(mins, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsum[k])));
+    const __m256i pairs = _mm256_hadd_epi32(dot[k], offset);  // per half: dot, dot, offset, offset
+    out[k] = _mm_add_epi32(_mm256_castsi256_si128(pairs), _mm256_extracti128_si256(pairs, 1));
+  }
 }
-
-}  // namespace
 
 // Two passes per chunk of blocks: the integer sums of every block, then the
 // float arithmetic block after block. One pass with each block's float tail
 // behind its sums ran ~32 cycles per block on the Zen 3: the tail's long
 // dependency chain (sums, cvtsi2ss, mulss, subss, addss) left too few blocks
-// in flight.
-float q4_k_q8k_row_avx2(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* bsum, const float* dx) {
+// in flight; two passes ~25.
+template <int kTokens>
+void rows_q8k(const uint8_t* row, int64_t blocks, const int8_t* const* q, const int32_t* const* bsum,
+              const float* const* dx, float* y) {
   constexpr int64_t kChunk = 32;
   const __m256i nibble = _mm256_set1_epi8(0x0F);
-  alignas(16) int32_t sums[kChunk][4];
-  float y = 0;
+  alignas(16) int32_t sums[kTokens][kChunk][4];
+  for (int k = 0; k < kTokens; ++k) y[k] = 0;
   for (int64_t i0 = 0; i0 < blocks; i0 += kChunk) {
     const int64_t n = std::min(kChunk, blocks - i0);
     for (int64_t j = 0; j < n; ++j) {
       const int64_t i = i0 + j;
-      _mm_store_si128(reinterpret_cast<__m128i*>(sums[j]),
-                      block_sums(row + i * static_cast<int64_t>(sizeof(BlockQ4_K)), q + i * kQ4_KBlockSize,
-                                 bsum + 8 * i, nibble));
+      const int8_t* qb[kTokens];
+      const int32_t* bs[kTokens];
+      for (int k = 0; k < kTokens; ++k) qb[k] = q[k] + i * kQ4_KBlockSize, bs[k] = bsum[k] + 8 * i;
+      __m128i out[kTokens];
+      block_sums<kTokens>(row + i * static_cast<int64_t>(sizeof(BlockQ4_K)), qb, bs, nibble, out);
+      for (int k = 0; k < kTokens; ++k) _mm_store_si128(reinterpret_cast<__m128i*>(sums[k][j]), out[k]);
     }
     for (int64_t j = 0; j < n; ++j) {
       const int64_t i = i0 + j;
@@ -103,12 +118,31 @@ float q4_k_q8k_row_avx2(const uint8_t* row, int64_t blocks, const int8_t* q, con
       std::memcpy(&d_dmin, row + i * static_cast<int64_t>(sizeof(BlockQ4_K)), 4);
       static_assert(offsetof(BlockQ4_K, d) == 0 && offsetof(BlockQ4_K, dmin) == 2);
       const __m128 scales = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(d_dmin)));
-      const float d = _mm_cvtss_f32(scales) * dx[i], dmin = _mm_cvtss_f32(_mm_movehdup_ps(scales)) * dx[i];
-      const int32_t block_dot = sums[j][0] + sums[j][1], block_offset = sums[j][2] + sums[j][3];
-      y += static_cast<float>(block_dot) * d - static_cast<float>(block_offset) * dmin;
+      for (int k = 0; k < kTokens; ++k) {
+        const float d = _mm_cvtss_f32(scales) * dx[k][i], dmin = _mm_cvtss_f32(_mm_movehdup_ps(scales)) * dx[k][i];
+        const int32_t block_dot = sums[k][j][0] + sums[k][j][1], block_offset = sums[k][j][2] + sums[k][j][3];
+        y[k] += static_cast<float>(block_dot) * d - static_cast<float>(block_offset) * dmin;
+      }
     }
   }
+}
+
+}  // namespace
+
+float q4_k_q8k_row_avx2(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* bsum, const float* dx) {
+  float y;
+  rows_q8k<1>(row, blocks, &q, &bsum, &dx, &y);
   return y;
+}
+
+void q4_k_q8k_tokens_avx2(const uint8_t* row, int64_t blocks, int tokens, const int8_t* const* q,
+                          const int32_t* const* bsum, const float* const* dx, float* y) {
+  switch (tokens) {
+    case 1: return rows_q8k<1>(row, blocks, q, bsum, dx, y);
+    case 2: return rows_q8k<2>(row, blocks, q, bsum, dx, y);
+    case 3: return rows_q8k<3>(row, blocks, q, bsum, dx, y);
+    default: return rows_q8k<4>(row, blocks, q, bsum, dx, y);
+  }
 }
 
 }  // namespace lowbit

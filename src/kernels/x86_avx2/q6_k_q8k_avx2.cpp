@@ -33,11 +33,16 @@ constexpr PairPatterns pair_patterns() {
 }
 constexpr PairPatterns kPairs = pair_patterns();
 
-// A block's integer sum I = sum_j scales[j] * sum over sub-block j of (v - 32) q.
-inline int32_t block_sum(const uint8_t* block, const int8_t* qb, const int32_t* bsum16) {
+// A block's integer sums I = sum_j scales[j] * sum over sub-block j of
+// (v - 32) q, for kTokens tokens (activations qb[k], sub-block sums bsum16[k]);
+// the values and the scales' broadcasts are made once for all the tokens.
+template <int kTokens>
+inline void block_sums(const uint8_t* block, const int8_t* const* qb, const int32_t* const* bsum16, int32_t* out) {
   const __m256i low4 = _mm256_set1_epi8(0x0f), bits45 = _mm256_set1_epi8(0x30);
   const __m128i scales = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + offsetof(BlockQ6_K, scales)));
-  __m256i dot = _mm256_setzero_si256();
+  __m256i dot[kTokens];
+  #pragma GCC unroll 4
+  for (int k = 0; k < kTokens; ++k) dot[k] = _mm256_setzero_si256();
   #pragma GCC unroll 2
   for (int h = 0; h < 2; ++h) {
     const uint8_t* ql = block + offsetof(BlockQ6_K, ql) + 64 * h;
@@ -54,47 +59,73 @@ inline int32_t block_sum(const uint8_t* block, const int8_t* qb, const int32_t* 
     const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(
         _mm_loadl_epi64(reinterpret_cast<const __m128i*>(block + offsetof(BlockQ6_K, scales) + 8 * h))));
     #pragma GCC unroll 4
-    for (int k = 0; k < 4; ++k) {
-      const __m256i p =
-          _mm256_maddubs_epi16(v[k], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qb + 128 * h + 32 * k)));
-      const __m256i sc = _mm256_shuffle_epi8(sc16, _mm256_load_si256(reinterpret_cast<const __m256i*>(kPairs.bytes[k])));
-      dot = _mm256_add_epi32(dot, _mm256_madd_epi16(p, sc));
+    for (int j = 0; j < 4; ++j) {
+      const __m256i sc = _mm256_shuffle_epi8(sc16, _mm256_load_si256(reinterpret_cast<const __m256i*>(kPairs.bytes[j])));
+      #pragma GCC unroll 4
+      for (int k = 0; k < kTokens; ++k) {
+        const __m256i p = _mm256_maddubs_epi16(
+            v[j], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qb[k] + 128 * h + 32 * j)));
+        dot[k] = _mm256_add_epi32(dot[k], _mm256_madd_epi16(p, sc));
+      }
     }
   }
-  // 32 x sum_j scales[j] * (the activations' sum over sub-block j).
-  const __m256i offset = _mm256_add_epi32(
-      _mm256_mullo_epi32(_mm256_cvtepi8_epi32(scales), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsum16))),
-      _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_srli_si128(scales, 8)),
-                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsum16 + 8))));
-  const __m256i total = _mm256_sub_epi32(dot, _mm256_slli_epi32(offset, 5));
-  const __m128i half = _mm_add_epi32(_mm256_castsi256_si128(total), _mm256_extracti128_si256(total, 1));
-  const __m128i pair = _mm_add_epi32(half, _mm_unpackhi_epi64(half, half));
-  return _mm_cvtsi128_si32(_mm_add_epi32(pair, _mm_shuffle_epi32(pair, 1)));
+  const __m256i sc_lo = _mm256_cvtepi8_epi32(scales), sc_hi = _mm256_cvtepi8_epi32(_mm_srli_si128(scales, 8));
+  #pragma GCC unroll 4
+  for (int k = 0; k < kTokens; ++k) {
+    // 32 x sum_j scales[j] * (the activations' sum over sub-block j).
+    const __m256i offset = _mm256_add_epi32(
+        _mm256_mullo_epi32(sc_lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsum16[k]))),
+        _mm256_mullo_epi32(sc_hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsum16[k] + 8))));
+    const __m256i total = _mm256_sub_epi32(dot[k], _mm256_slli_epi32(offset, 5));
+    const __m128i half = _mm_add_epi32(_mm256_castsi256_si128(total), _mm256_extracti128_si256(total, 1));
+    const __m128i pair = _mm_add_epi32(half, _mm_unpackhi_epi64(half, half));
+    out[k] = _mm_cvtsi128_si32(_mm_add_epi32(pair, _mm_shuffle_epi32(pair, 1)));
+  }
 }
 
-}  // namespace
-
-// Two passes per chunk of blocks, as q4_k_q8k_row_avx2: the integer sums,
+// Two passes per chunk of blocks, as q4_k_q8k_avx2.cpp: the integer sums,
 // then the float arithmetic block after block.
-float q6_k_q8k_row_avx2(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* bsum16, const float* dx) {
+template <int kTokens>
+void rows_q8k(const uint8_t* row, int64_t blocks, const int8_t* const* q, const int32_t* const* bsum16,
+              const float* const* dx, float* y) {
   constexpr int64_t kChunk = 32;
-  int32_t sums[kChunk];
-  float y = 0;
+  int32_t sums[kChunk][kTokens];
+  for (int k = 0; k < kTokens; ++k) y[k] = 0;
   for (int64_t i0 = 0; i0 < blocks; i0 += kChunk) {
     const int64_t n = std::min(kChunk, blocks - i0);
     for (int64_t j = 0; j < n; ++j) {
       const int64_t i = i0 + j;
-      sums[j] = block_sum(row + i * static_cast<int64_t>(sizeof(BlockQ6_K)), q + i * kQ6_KBlockSize, bsum16 + 16 * i);
+      const int8_t* qb[kTokens];
+      const int32_t* bs[kTokens];
+      for (int k = 0; k < kTokens; ++k) qb[k] = q[k] + i * kQ6_KBlockSize, bs[k] = bsum16[k] + 16 * i;
+      block_sums<kTokens>(row + i * static_cast<int64_t>(sizeof(BlockQ6_K)), qb, bs, sums[j]);
     }
     for (int64_t j = 0; j < n; ++j) {
       const int64_t i = i0 + j;
       uint16_t d16;
       std::memcpy(&d16, row + i * static_cast<int64_t>(sizeof(BlockQ6_K)) + offsetof(BlockQ6_K, d), 2);
-      const float s = _cvtsh_ss(d16) * dx[i];  // F16C: exact, as fp16_to_float
-      y += static_cast<float>(sums[j]) * s;
+      const float d = _cvtsh_ss(d16);  // F16C: exact, as fp16_to_float
+      for (int k = 0; k < kTokens; ++k) y[k] += static_cast<float>(sums[j][k]) * (d * dx[k][i]);
     }
   }
+}
+
+}  // namespace
+
+float q6_k_q8k_row_avx2(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* bsum16, const float* dx) {
+  float y;
+  rows_q8k<1>(row, blocks, &q, &bsum16, &dx, &y);
   return y;
+}
+
+void q6_k_q8k_tokens_avx2(const uint8_t* row, int64_t blocks, int tokens, const int8_t* const* q,
+                          const int32_t* const* bsum16, const float* const* dx, float* y) {
+  switch (tokens) {
+    case 1: return rows_q8k<1>(row, blocks, q, bsum16, dx, y);
+    case 2: return rows_q8k<2>(row, blocks, q, bsum16, dx, y);
+    case 3: return rows_q8k<3>(row, blocks, q, bsum16, dx, y);
+    default: return rows_q8k<4>(row, blocks, q, bsum16, dx, y);
+  }
 }
 
 }  // namespace lowbit
