@@ -9,6 +9,7 @@
 //   q6_k_q8k: Q6_K rows (output heads, embeddings), vpdpbusd (AVX-512 VNNI) or
 //             vpmaddubsw (AVX2).
 //   q4_k_q8k: Q4_K rows (most "Q4_K_M" matrices), vpmaddubsw (AVX2).
+//   q5_k_q8k: Q5_K rows (most "Q5_K_M" matrices), the same with the fifth bit.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,7 @@ KernelFamily q6_k_q8k_kernel_family();
 // Most tokens a row kernel takes at once (the *_tokens_avx2 functions).
 inline constexpr int kQ8KMaxTokens = 4;
 KernelFamily q4_k_q8k_kernel_family();
+KernelFamily q5_k_q8k_kernel_family();
 
 // One row of `blocks` Q6_K blocks . q (int8, 256 per block, scales dx[block]);
 // xsum32[l] = 32 * (q[4l] + ... + q[4l + 3]), for the -32 of every 6-bit value.
@@ -41,6 +43,10 @@ float q4_k_q8k_row_avx2(const uint8_t* row, int64_t blocks, const int8_t* q, con
 // The same for 1..kQ8KMaxTokens tokens (activations q[t], bsum[t], dx[t]):
 // y[t], each bitwise the one-token row's, the nibbles unpacked once for all.
 void q4_k_q8k_tokens_avx2(const uint8_t* row, int64_t blocks, int tokens, const int8_t* const* q,
+                          const int32_t* const* bsum, const float* const* dx, float* y);
+// The same for Q5_K rows (dot_q5_k_q8k).
+float q5_k_q8k_row_avx2(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* bsum, const float* dx);
+void q5_k_q8k_tokens_avx2(const uint8_t* row, int64_t blocks, int tokens, const int8_t* const* q,
                           const int32_t* const* bsum, const float* const* dx, float* y);
 
 }  // namespace lowbit

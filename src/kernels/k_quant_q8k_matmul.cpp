@@ -6,6 +6,7 @@
 #include "kernels/k_quant_q8k.h"
 #include "kernels/owned_rows.h"
 #include "quant/q4_k.h"
+#include "quant/q5_k.h"
 #include "quant/q6_k.h"
 
 namespace lowbit {
@@ -26,7 +27,7 @@ struct Q8KSpec {
 };
 
 constexpr int64_t kQ8KBlock = 256;
-static_assert(kQ6_KBlockSize == kQ8KBlock && kQ4_KBlockSize == kQ8KBlock);
+static_assert(kQ6_KBlockSize == kQ8KBlock && kQ4_KBlockSize == kQ8KBlock && kQ5_KBlockSize == kQ8KBlock);
 
 class KQuantQ8KMatmul final : public Matmul {
  public:
@@ -102,10 +103,13 @@ int q6_k_q8k_score(const WeightView& w, const CpuFeatures& cpu) {
   return w.cols % kQ8KBlock == 0 ? -1 : 0;
 }
 
-int q4_k_q8k_score(const WeightView& w, const CpuFeatures& cpu) {
-  if (w.type != GgmlType::Q4_K || !cpu.has_avx2_level()) return 0;
+// Q4_K or Q5_K (`type`) on AVX2.
+int k_avx2_score(const WeightView& w, const CpuFeatures& cpu, GgmlType type) {
+  if (w.type != type || !cpu.has_avx2_level()) return 0;
   return w.cols % kQ8KBlock == 0 ? -1 : 0;
 }
+int q4_k_q8k_score(const WeightView& w, const CpuFeatures& cpu) { return k_avx2_score(w, cpu, GgmlType::Q4_K); }
+int q5_k_q8k_score(const WeightView& w, const CpuFeatures& cpu) { return k_avx2_score(w, cpu, GgmlType::Q5_K); }
 
 std::unique_ptr<Matmul> q6_k_q8k_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
   if (q6_k_q8k_score(w, cpu) == 0)
@@ -116,12 +120,21 @@ std::unique_ptr<Matmul> q6_k_q8k_make(const WeightView& w, const CpuFeatures& cp
   return std::make_unique<KQuantQ8KMatmul>(w, spec, pool);
 }
 
+std::unique_ptr<Matmul> k_avx2_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool, GgmlType type,
+                                    const Q8KSpec& spec) {
+  if (k_avx2_score(w, cpu, type) == 0)
+    fail("tensor ", w.name, ": kernel ", spec.name, " needs ", ggml_type_name(type),
+         " weights with whole blocks per row and AVX2 (type ", ggml_type_name(w.type), ", ", w.cols,
+         " columns, cpu: ", cpu.describe(), ")");
+  return std::make_unique<KQuantQ8KMatmul>(w, spec, pool);
+}
 std::unique_ptr<Matmul> q4_k_q8k_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
-  if (q4_k_q8k_score(w, cpu) == 0)
-    fail("tensor ", w.name, ": kernel q4_k_q8k needs Q4_K weights with whole blocks per row and AVX2 (type ",
-         ggml_type_name(w.type), ", ", w.cols, " columns, cpu: ", cpu.describe(), ")");
-  return std::make_unique<KQuantQ8KMatmul>(
-      w, Q8KSpec{"q4_k_q8k/avx2", q4_k_q8k_row_avx2, 32, 1, q4_k_q8k_tokens_avx2}, pool);
+  return k_avx2_make(w, cpu, pool, GgmlType::Q4_K,
+                     Q8KSpec{"q4_k_q8k/avx2", q4_k_q8k_row_avx2, 32, 1, q4_k_q8k_tokens_avx2});
+}
+std::unique_ptr<Matmul> q5_k_q8k_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
+  return k_avx2_make(w, cpu, pool, GgmlType::Q5_K,
+                     Q8KSpec{"q5_k_q8k/avx2", q5_k_q8k_row_avx2, 32, 1, q5_k_q8k_tokens_avx2});
 }
 
 }  // namespace
@@ -130,6 +143,14 @@ KernelFamily q6_k_q8k_kernel_family() {
   KernelFamily f{"q6_k_q8k",
                  "Q6_K x int8 activations per 256 (llama.cpp's Q6_K x Q8_K); approximates q6_k (AVX-512 VNNI, AVX2)",
                  q6_k_q8k_score, q6_k_q8k_make};
+  f.lossless = false;
+  return f;
+}
+
+KernelFamily q5_k_q8k_kernel_family() {
+  KernelFamily f{"q5_k_q8k",
+                 "Q5_K x int8 activations per 256 (llama.cpp's Q5_K x Q8_K), vpmaddubsw; approximates q4_k (AVX2)",
+                 q5_k_q8k_score, q5_k_q8k_make};
   f.lossless = false;
   return f;
 }

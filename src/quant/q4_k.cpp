@@ -84,6 +84,24 @@ void quantize_row_q4_K(const float* src, uint8_t* row, int64_t n) {
   }
 }
 
+float k_block_dot_q8k(uint16_t d16, uint16_t dmin16, const uint8_t* scales, const uint8_t* v, const int8_t* qb,
+                      float dx) {
+  int32_t dot = 0, offset = 0;
+  for (int j = 0; j < 8; ++j) {
+    int sc, m;
+    q4_k_scale_min(scales, j, &sc, &m);
+    int32_t sub = 0, sum = 0;
+    for (int l = 32 * j; l < 32 * j + 32; ++l) {
+      sub += v[l] * qb[l];
+      sum += qb[l];
+    }
+    dot += sc * sub;
+    offset += m * sum;
+  }
+  const float d = fp16_to_float(d16) * dx, dmin = fp16_to_float(dmin16) * dx;
+  return static_cast<float>(dot) * d - static_cast<float>(offset) * dmin;
+}
+
 float dot_q4_k_q8k(const uint8_t* row, const int8_t* q, const float* dx, int64_t n) {
   check_row_length("q4_K", n, kQ4_KBlockSize);
   float y = 0;
@@ -91,21 +109,7 @@ float dot_q4_k_q8k(const uint8_t* row, const int8_t* q, const float* dx, int64_t
   for (int64_t i = 0; i < n / kQ4_KBlockSize; ++i) {
     const auto b = load_block<BlockQ4_K>(row, i);
     unpack_q4_k_values(b, v);
-    const int8_t* qb = q + i * kQ4_KBlockSize;
-    int32_t dot = 0, offset = 0;
-    for (int j = 0; j < 8; ++j) {
-      int sc, m;
-      q4_k_scale_min(b.scales, j, &sc, &m);
-      int32_t sub = 0, sum = 0;
-      for (int l = 32 * j; l < 32 * j + 32; ++l) {
-        sub += v[l] * qb[l];
-        sum += qb[l];
-      }
-      dot += sc * sub;
-      offset += m * sum;
-    }
-    const float d = fp16_to_float(b.d) * dx[i], dmin = fp16_to_float(b.dmin) * dx[i];
-    y += static_cast<float>(dot) * d - static_cast<float>(offset) * dmin;
+    y += k_block_dot_q8k(b.d, b.dmin, b.scales, v, q + i * kQ4_KBlockSize, dx[i]);
   }
   return y;
 }

@@ -60,5 +60,8 @@ void quantize_row_q4_K(const float* src, uint8_t* row, int64_t n);
 //   M = sum_j m[j] * sum over sub-block j of q
 // then in float, block after block: y += float(I) * (d * dx) - float(M) * (dmin * dx).
 float dot_q4_k_q8k(const uint8_t* row, const int8_t* q, const float* dx, int64_t n);
+// One Q4_K or Q5_K block's term of that sum, from its d, dmin, scales[12] and
+// unpacked values (0..15 or 0..31): float(I) * (d * dx) - float(M) * (dmin * dx).
+float k_block_dot_q8k(uint16_t d, uint16_t dmin, const uint8_t* scales, const uint8_t* v, const int8_t* qb, float dx);
 
 }  // namespace lowbit

@@ -40,4 +40,16 @@ void quantize_row_q5_K(const float* src, uint8_t* row, int64_t n) {
   }
 }
 
+float dot_q5_k_q8k(const uint8_t* row, const int8_t* q, const float* dx, int64_t n) {
+  check_row_length("q5_K", n, kQ5_KBlockSize);
+  float y = 0;
+  uint8_t v[kQ5_KBlockSize];
+  for (int64_t i = 0; i < n / kQ5_KBlockSize; ++i) {
+    const auto b = load_block<BlockQ5_K>(row, i);
+    unpack_q5_k_values(b, v);
+    y += k_block_dot_q8k(b.d, b.dmin, b.scales, v, q + i * kQ5_KBlockSize, dx[i]);
+  }
+  return y;
+}
+
 }  // namespace lowbit

@@ -29,4 +29,8 @@ void dequantize_row_q5_K(const uint8_t* row, float* dst, int64_t n);
 // llama.cpp's weighted search.
 void quantize_row_q5_K(const float* src, uint8_t* row, int64_t n);
 
+// Q5_K against int8 activations: dot_q4_k_q8k's sums (quant/q4_k.h) with the
+// 5-bit values (|I| <= 8 x 63 x 32 x 31 x 127).
+float dot_q5_k_q8k(const uint8_t* row, const int8_t* q, const float* dx, int64_t n);
+
 }  // namespace lowbit

@@ -12,6 +12,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/k_quant_q8k.h"
 #include "quant/q4_k.h"
+#include "quant/q5_k.h"
 #include "quant/q6_k.h"
 
 namespace lowbit {
@@ -19,7 +20,7 @@ namespace {
 
 // Random rows of `Block` with every bit random (values, scales, mins), then
 // sane fp16 scales at the given offsets; `extreme` sets every other byte to 0xFF
-// (Q4_K: every value, scale and min at its largest; Q6_K: every value 63).
+// (Q4_K, Q5_K: every value, scale and min at its largest; Q6_K: every value 63).
 template <class Block>
 std::vector<uint8_t> random_rows(int64_t rows, int64_t cols, uint64_t seed, std::initializer_list<size_t> fp16_at,
                                  bool extreme = false) {
@@ -103,6 +104,22 @@ TEST(Q4KQ8KKernel, MatchesTheInt8ReferenceBitwise) {
                                              {offsetof(BlockQ4_K, d), offsetof(BlockQ4_K, dmin)}, extreme);
     expect_matches_int8_reference({"blk.0.ffn_up.weight", GgmlType::Q4_K, n, k, data.data()}, "q4_k_q8k",
                                   "q4_k_q8k/avx2", "q4_k/", dot_q4_k_q8k, sizeof(BlockQ4_K), tokens, extreme, pool);
+  }
+}
+
+TEST(Q5KQ8KKernel, MatchesTheInt8ReferenceBitwise) {
+  const KernelFamily* f = find_kernel_family("q5_k_q8k");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(f->lossless) << "int8 activations approximate the float q4_k family";
+  ASSERT_TRUE(cpu_features().has_avx2_level()) << "no AVX2: the q5_k_q8k kernel cannot run here";
+  ThreadPool pool(2);
+  for (const auto& [n, k, tokens, extreme] : std::vector<std::tuple<int64_t, int64_t, int64_t, bool>>{
+           {1, 256, 1, false}, {37, 512, 1, false}, {100, 2560, 3, false}, {9, 512, 5, false}, {5, 6912, 2, true},
+           {3, 768, 7, true}}) {
+    const auto data = random_rows<BlockQ5_K>(n, k, static_cast<uint64_t>(n * k + 1),
+                                             {offsetof(BlockQ5_K, d), offsetof(BlockQ5_K, dmin)}, extreme);
+    expect_matches_int8_reference({"blk.0.ffn_up.weight", GgmlType::Q5_K, n, k, data.data()}, "q5_k_q8k",
+                                  "q5_k_q8k/avx2", "q4_k/", dot_q5_k_q8k, sizeof(BlockQ5_K), tokens, extreme, pool);
   }
 }
 

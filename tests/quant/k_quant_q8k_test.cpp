@@ -9,6 +9,7 @@
 #include "core/half.h"
 #include "core/rng.h"
 #include "quant/q4_k.h"
+#include "quant/q5_k.h"
 #include "quant/q6_k.h"
 
 namespace lowbit {
@@ -138,6 +139,10 @@ TEST(Q4_KQ8K, ExtremesStayExactInInt32) {
   const float d = 1.0f;
   const int32_t i = 256 * 63 * 15 * -127, m = 256 * 63 * -127;
   EXPECT_EQ(dot_q4_k_q8k(blk.data(), q.data(), &d, 256), static_cast<float>(i) - static_cast<float>(m));
+}
+
+TEST(Q5_KQ8K, CloseToTheFloatDot) {
+  expect_close_to_the_float_dot(quantize_row_q5_K, dequantize_row_q5_K, dot_q5_k_q8k, sizeof(BlockQ5_K), 9);
 }
 
 TEST(Q4_KQ8K, CloseToTheFloatDot) {

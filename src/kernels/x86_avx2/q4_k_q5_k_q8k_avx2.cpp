@@ -1,7 +1,8 @@
-// Q4_K row . int8 activations with AVX2 (k_quant_q8k.h). Per block of 256,
-// each 32 bytes of nibbles hold sub-blocks 2p (low nibbles) and 2p + 1 (high):
-// vpmaddubsw multiplies the values (0..15, unsigned) by their 32 activations
-// (pair sums <= 2 x 15 x 127: no saturation), and vpmaddwd by the sub-block's
+// Q4_K and Q5_K rows . int8 activations with AVX2 (k_quant_q8k.h). Per block
+// of 256, each 32 bytes of nibbles hold sub-blocks 2p (low nibbles) and 2p + 1
+// (high), Q5_K's fifth bits in qh; vpmaddubsw multiplies the values (0..15 or
+// 0..31, unsigned) by their 32 activations (pair sums <= 2 x 31 x 127: no
+// saturation), and vpmaddwd by the sub-block's
 // scale (a vpshufb of the block's 8 scales as int16) adds the pairs into
 // int32 lanes. The mins meet the activations' sub-block sums in one vpmulld;
 // both sums are exact, and the block's float arithmetic is the reference's.
@@ -10,9 +11,11 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/k_quant_q8k.h"
 #include "quant/q4_k.h"
+#include "quant/q5_k.h"
 
 namespace lowbit {
 
@@ -51,16 +54,26 @@ inline __m256i lane_broadcast(__m256i v, int j) {
   return _mm256_shuffle_epi8(v, _mm256_load_si256(reinterpret_cast<const __m256i*>(kLanes.bytes[j])));
 }
 
+// Bit b (0..7) of each byte of v moved to bit 4, the rest cleared.
+inline __m256i bit_to_4(__m256i v, int b) {
+  const __m256i moved = b <= 4 ? _mm256_slli_epi16(v, 4 - b) : _mm256_srli_epi16(v, b - 4);
+  return _mm256_and_si256(moved, _mm256_set1_epi8(0x10));  // 16-bit shifts: the mask drops the other byte's bits
+}
+
 // A block's integer sums for kTokens tokens (activations qb[k], sub-block
 // sums bsum[k]), as lanes whose pairs add up to them: out[k][0] + out[k][1] =
-// I, out[k][2] + out[k][3] = M (quant/q4_k.h, dot_q4_k_q8k). The nibbles and
-// the scales' broadcasts are made once for all the tokens.
-template <int kTokens>
+// I, out[k][2] + out[k][3] = M (quant/q4_k.h, dot_q4_k_q8k). The values and
+// the scales' broadcasts are made once for all the tokens. Block: BlockQ4_K or
+// BlockQ5_K, whose value l + 64p + 32s takes bit 2p + s of qh[l] as its bit 4.
+template <class Block, int kTokens>
 inline void block_sums(const uint8_t* block, const int8_t* const* qb, const int32_t* const* bsum, __m256i nibble,
                        __m128i* out) {
-  const uint8_t* qs = block + offsetof(BlockQ4_K, qs);
+  constexpr bool kFive = std::is_same_v<Block, BlockQ5_K>;
+  const uint8_t* qs = block + offsetof(Block, qs);
   uint64_t sc, m;
-  scales_and_mins(block + offsetof(BlockQ4_K, scales), &sc, &m);
+  scales_and_mins(block + offsetof(Block, scales), &sc, &m);
+  __m256i qh = _mm256_setzero_si256();
+  if constexpr (kFive) qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + offsetof(BlockQ5_K, qh)));
   // The 8 scales as int16, in both 128-bit halves.
   const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<int64_t>(sc))));
   __m256i dot[kTokens];
@@ -69,7 +82,11 @@ inline void block_sums(const uint8_t* block, const int8_t* const* qb, const int3
   #pragma GCC unroll 4
   for (int p = 0; p < 4; ++p) {
     const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * p));
-    const __m256i lo = _mm256_and_si256(w, nibble), hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), nibble);
+    __m256i lo = _mm256_and_si256(w, nibble), hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), nibble);
+    if constexpr (kFive) {
+      lo = _mm256_or_si256(lo, bit_to_4(qh, 2 * p));
+      hi = _mm256_or_si256(hi, bit_to_4(qh, 2 * p + 1));
+    }
     const __m256i sc_lo = lane_broadcast(sc16, 2 * p), sc_hi = lane_broadcast(sc16, 2 * p + 1);
     #pragma GCC unroll 4
     for (int k = 0; k < kTokens; ++k) {
@@ -93,9 +110,10 @@ inline void block_sums(const uint8_t* block, const int8_t* const* qb, const int3
 // behind its sums ran ~32 cycles per block on the Zen 3: the tail's long
 // dependency chain (sums, cvtsi2ss, mulss, subss, addss) left too few blocks
 // in flight; two passes ~25.
-template <int kTokens>
+template <class Block, int kTokens>
 void rows_q8k(const uint8_t* row, int64_t blocks, const int8_t* const* q, const int32_t* const* bsum,
               const float* const* dx, float* y) {
+  static_assert(offsetof(Block, d) == 0 && offsetof(Block, dmin) == 2 && offsetof(Block, scales) == 4);
   constexpr int64_t kChunk = 32;
   const __m256i nibble = _mm256_set1_epi8(0x0F);
   alignas(16) int32_t sums[kTokens][kChunk][4];
@@ -106,17 +124,16 @@ void rows_q8k(const uint8_t* row, int64_t blocks, const int8_t* const* q, const 
       const int64_t i = i0 + j;
       const int8_t* qb[kTokens];
       const int32_t* bs[kTokens];
-      for (int k = 0; k < kTokens; ++k) qb[k] = q[k] + i * kQ4_KBlockSize, bs[k] = bsum[k] + 8 * i;
+      for (int k = 0; k < kTokens; ++k) qb[k] = q[k] + i * 256, bs[k] = bsum[k] + 8 * i;
       __m128i out[kTokens];
-      block_sums<kTokens>(row + i * static_cast<int64_t>(sizeof(BlockQ4_K)), qb, bs, nibble, out);
+      block_sums<Block, kTokens>(row + i * static_cast<int64_t>(sizeof(Block)), qb, bs, nibble, out);
       for (int k = 0; k < kTokens; ++k) _mm_store_si128(reinterpret_cast<__m128i*>(sums[k][j]), out[k]);
     }
     for (int64_t j = 0; j < n; ++j) {
       const int64_t i = i0 + j;
       // d and dmin (the block's first 4 bytes) converted by F16C: exact, as fp16_to_float.
       uint32_t d_dmin;
-      std::memcpy(&d_dmin, row + i * static_cast<int64_t>(sizeof(BlockQ4_K)), 4);
-      static_assert(offsetof(BlockQ4_K, d) == 0 && offsetof(BlockQ4_K, dmin) == 2);
+      std::memcpy(&d_dmin, row + i * static_cast<int64_t>(sizeof(Block)), 4);
       const __m128 scales = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(d_dmin)));
       for (int k = 0; k < kTokens; ++k) {
         const float d = _mm_cvtss_f32(scales) * dx[k][i], dmin = _mm_cvtss_f32(_mm_movehdup_ps(scales)) * dx[k][i];
@@ -127,22 +144,39 @@ void rows_q8k(const uint8_t* row, int64_t blocks, const int8_t* const* q, const 
   }
 }
 
+template <class Block>
+void tokens_q8k(const uint8_t* row, int64_t blocks, int tokens, const int8_t* const* q, const int32_t* const* bsum,
+                const float* const* dx, float* y) {
+  switch (tokens) {
+    case 1: return rows_q8k<Block, 1>(row, blocks, q, bsum, dx, y);
+    case 2: return rows_q8k<Block, 2>(row, blocks, q, bsum, dx, y);
+    case 3: return rows_q8k<Block, 3>(row, blocks, q, bsum, dx, y);
+    default: return rows_q8k<Block, 4>(row, blocks, q, bsum, dx, y);
+  }
+}
+
 }  // namespace
 
 float q4_k_q8k_row_avx2(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* bsum, const float* dx) {
   float y;
-  rows_q8k<1>(row, blocks, &q, &bsum, &dx, &y);
+  rows_q8k<BlockQ4_K, 1>(row, blocks, &q, &bsum, &dx, &y);
   return y;
 }
 
 void q4_k_q8k_tokens_avx2(const uint8_t* row, int64_t blocks, int tokens, const int8_t* const* q,
                           const int32_t* const* bsum, const float* const* dx, float* y) {
-  switch (tokens) {
-    case 1: return rows_q8k<1>(row, blocks, q, bsum, dx, y);
-    case 2: return rows_q8k<2>(row, blocks, q, bsum, dx, y);
-    case 3: return rows_q8k<3>(row, blocks, q, bsum, dx, y);
-    default: return rows_q8k<4>(row, blocks, q, bsum, dx, y);
-  }
+  tokens_q8k<BlockQ4_K>(row, blocks, tokens, q, bsum, dx, y);
+}
+
+float q5_k_q8k_row_avx2(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* bsum, const float* dx) {
+  float y;
+  rows_q8k<BlockQ5_K, 1>(row, blocks, &q, &bsum, &dx, &y);
+  return y;
+}
+
+void q5_k_q8k_tokens_avx2(const uint8_t* row, int64_t blocks, int tokens, const int8_t* const* q,
+                          const int32_t* const* bsum, const float* const* dx, float* y) {
+  tokens_q8k<BlockQ5_K>(row, blocks, tokens, q, bsum, dx, y);
 }
 
 }  // namespace lowbit
