@@ -83,7 +83,7 @@ inline void block_sums(const uint8_t* block, const int8_t* const* qb, const int3
   }
 }
 
-// Two passes per chunk of blocks, as q4_k_q8k_avx2.cpp: the integer sums,
+// Two passes per chunk of blocks, as q4_k_q5_k_q8k_avx2.cpp: the integer sums,
 // then the float arithmetic block after block.
 template <int kTokens>
 void rows_q8k(const uint8_t* row, int64_t blocks, const int8_t* const* q, const int32_t* const* bsum16,
