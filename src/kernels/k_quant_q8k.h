@@ -19,11 +19,11 @@
 namespace lowbit {
 
 KernelFamily q6_k_q8k_kernel_family();
-
-// Most tokens a row kernel takes at once (the *_tokens_avx2 functions).
-inline constexpr int kQ8KMaxTokens = 4;
 KernelFamily q4_k_q8k_kernel_family();
 KernelFamily q5_k_q8k_kernel_family();
+
+// Most tokens an AVX2 row kernel takes at once (the *_tokens_avx2 functions).
+inline constexpr int kQ8KMaxTokens = 4;
 
 // One row of `blocks` Q6_K blocks . q (int8, 256 per block, scales dx[block]);
 // xsum32[l] = 32 * (q[4l] + ... + q[4l + 3]), for the -32 of every 6-bit value.
@@ -31,22 +31,18 @@ KernelFamily q5_k_q8k_kernel_family();
 float q6_k_q8k_row_avx512(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* xsum32,
                           const float* dx);
 
-// The same with AVX2; bsum16[j] = q[16j] + ... + q[16j + 15], the sums of the
-// sub-blocks (times 32 for the -32 of every value).
-float q6_k_q8k_row_avx2(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* bsum16, const float* dx);
-void q6_k_q8k_tokens_avx2(const uint8_t* row, int64_t blocks, int tokens, const int8_t* const* q,
-                          const int32_t* const* bsum16, const float* const* dx, float* y);  // as q4_k_q8k_tokens_avx2
-
-// One row of `blocks` Q4_K blocks . q (as above); bsum[j] = q[32j] + ... +
-// q[32j + 31], for the sub-block mins. Equals dot_q4_k_q8k bit for bit. AVX2.
-float q4_k_q8k_row_avx2(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* bsum, const float* dx);
-// The same for 1..kQ8KMaxTokens tokens (activations q[t], bsum[t], dx[t]):
-// y[t], each bitwise the one-token row's, the nibbles unpacked once for all.
+// AVX2 rows for 1..kQ8KMaxTokens tokens at once (activations q[t], sums[t],
+// dx[t]): y[t], each bitwise the scalar reference's dot of the row with token
+// t, the row's values unpacked once for all the tokens.
+//   Q4_K (dot_q4_k_q8k) and Q5_K (dot_q5_k_q8k): sums[t][j] = q[32j] + ... +
+//     q[32j + 31], for the sub-block mins.
+//   Q6_K (dot_q6_k_q8k): sums[t][j] = q[16j] + ... + q[16j + 15], for the -32
+//     of every value.
 void q4_k_q8k_tokens_avx2(const uint8_t* row, int64_t blocks, int tokens, const int8_t* const* q,
-                          const int32_t* const* bsum, const float* const* dx, float* y);
-// The same for Q5_K rows (dot_q5_k_q8k).
-float q5_k_q8k_row_avx2(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* bsum, const float* dx);
+                          const int32_t* const* sums, const float* const* dx, float* y);
 void q5_k_q8k_tokens_avx2(const uint8_t* row, int64_t blocks, int tokens, const int8_t* const* q,
-                          const int32_t* const* bsum, const float* const* dx, float* y);
+                          const int32_t* const* sums, const float* const* dx, float* y);
+void q6_k_q8k_tokens_avx2(const uint8_t* row, int64_t blocks, int tokens, const int8_t* const* q,
+                          const int32_t* const* sums, const float* const* dx, float* y);
 
 }  // namespace lowbit

@@ -15,15 +15,15 @@ namespace {
 
 // What differs between the k-quant x Q8_K families: the row kernel and the
 // activation sums it takes (sums[l] = factor * sum of q over `width` values
-// from width * l).
+// from width * l). The kernel takes one token (`row`: AVX-512's) or up to
+// kQ8KMaxTokens at once (`tokens`: AVX2's); the other is null.
 struct Q8KSpec {
   const char* name;  // "q4_k_q8k/avx2"
-  float (*row)(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* sums, const float* dx);
   int64_t sum_width;
   int32_t sum_factor;
-  // Several tokens (up to kQ8KMaxTokens) of one row at once, where set.
+  float (*row)(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* sums, const float* dx);
   void (*tokens)(const uint8_t* row, int64_t blocks, int tokens, const int8_t* const* q, const int32_t* const* sums,
-                 const float* const* dx, float* y) = nullptr;
+                 const float* const* dx, float* y);
 };
 
 constexpr int64_t kQ8KBlock = 256;
@@ -69,9 +69,13 @@ class KQuantQ8KMatmul final : public Matmul {
     pool.parallel_for(rows_, std::max<int64_t>(16, rows_ / (16 * pool.size())), [&](int64_t begin, int64_t end, int) {
       for (int64_t r = begin; r < end; ++r) {
         const uint8_t* row = weights_.data() + r * row_bytes_;
-        int64_t t = 0;
+        if (spec_.row != nullptr) {
+          for (int64_t t = 0; t < tokens; ++t)
+            y[t * rows_ + r] = spec_.row(row, blocks, qd + t * k, sd + t * k / width, dxd + t * blocks);
+          continue;
+        }
         // Several tokens at once: the row's values unpacked once for them.
-        for (; spec_.tokens != nullptr && t + 1 < tokens; t += kQ8KMaxTokens) {
+        for (int64_t t = 0; t < tokens; t += kQ8KMaxTokens) {
           const int count = static_cast<int>(std::min<int64_t>(kQ8KMaxTokens, tokens - t));
           const int8_t* qs[kQ8KMaxTokens];
           const int32_t* ss[kQ8KMaxTokens];
@@ -82,7 +86,6 @@ class KQuantQ8KMatmul final : public Matmul {
           spec_.tokens(row, blocks, count, qs, ss, ds, out);
           for (int i = 0; i < count; ++i) y[(t + i) * rows_ + r] = out[i];
         }
-        for (; t < tokens; ++t) y[t * rows_ + r] = spec_.row(row, blocks, qd + t * k, sd + t * k / width, dxd + t * blocks);
       }
     });
   }
@@ -115,8 +118,8 @@ std::unique_ptr<Matmul> q6_k_q8k_make(const WeightView& w, const CpuFeatures& cp
   if (q6_k_q8k_score(w, cpu) == 0)
     fail("tensor ", w.name, ": kernel q6_k_q8k needs Q6_K weights with whole blocks per row and AVX2 (type ",
          ggml_type_name(w.type), ", ", w.cols, " columns, cpu: ", cpu.describe(), ")");
-  const Q8KSpec spec = avx512_vnni(cpu) ? Q8KSpec{"q6_k_q8k/avx512-vnni", q6_k_q8k_row_avx512, 4, 32}
-                                        : Q8KSpec{"q6_k_q8k/avx2", q6_k_q8k_row_avx2, 16, 1, q6_k_q8k_tokens_avx2};
+  const Q8KSpec spec = avx512_vnni(cpu) ? Q8KSpec{"q6_k_q8k/avx512-vnni", 4, 32, q6_k_q8k_row_avx512, nullptr}
+                                        : Q8KSpec{"q6_k_q8k/avx2", 16, 1, nullptr, q6_k_q8k_tokens_avx2};
   return std::make_unique<KQuantQ8KMatmul>(w, spec, pool);
 }
 
@@ -130,11 +133,11 @@ std::unique_ptr<Matmul> k_avx2_make(const WeightView& w, const CpuFeatures& cpu,
 }
 std::unique_ptr<Matmul> q4_k_q8k_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
   return k_avx2_make(w, cpu, pool, GgmlType::Q4_K,
-                     Q8KSpec{"q4_k_q8k/avx2", q4_k_q8k_row_avx2, 32, 1, q4_k_q8k_tokens_avx2});
+                     Q8KSpec{"q4_k_q8k/avx2", 32, 1, nullptr, q4_k_q8k_tokens_avx2});
 }
 std::unique_ptr<Matmul> q5_k_q8k_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
   return k_avx2_make(w, cpu, pool, GgmlType::Q5_K,
-                     Q8KSpec{"q5_k_q8k/avx2", q5_k_q8k_row_avx2, 32, 1, q5_k_q8k_tokens_avx2});
+                     Q8KSpec{"q5_k_q8k/avx2", 32, 1, nullptr, q5_k_q8k_tokens_avx2});
 }
 
 }  // namespace

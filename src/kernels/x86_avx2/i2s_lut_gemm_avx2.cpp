@@ -210,10 +210,11 @@ void tile_lookups(const uint8_t* idx, const char* tables, int16_t* acc16, int32_
     s1 = _mm256_add_epi16(s1, entry(w, 7));
     const __m256i sum = _mm256_add_epi16(s0, s1);
     if constexpr (kWiden) {
-      __m256i* w = reinterpret_cast<__m256i*>(acc32 + kI2sLutTokens * r);
-      _mm256_store_si256(w, _mm256_add_epi32(_mm256_load_si256(w), _mm256_cvtepi16_epi32(_mm256_castsi256_si128(sum))));
-      _mm256_store_si256(w + 1, _mm256_add_epi32(_mm256_load_si256(w + 1),
-                                                 _mm256_cvtepi16_epi32(_mm256_extracti128_si256(sum, 1))));
+      __m256i* wide = reinterpret_cast<__m256i*>(acc32 + kI2sLutTokens * r);
+      _mm256_store_si256(wide, _mm256_add_epi32(_mm256_load_si256(wide),
+                                                _mm256_cvtepi16_epi32(_mm256_castsi256_si128(sum))));
+      _mm256_store_si256(wide + 1, _mm256_add_epi32(_mm256_load_si256(wide + 1),
+                                                    _mm256_cvtepi16_epi32(_mm256_extracti128_si256(sum, 1))));
       _mm256_store_si256(a, _mm256_setzero_si256());
     } else {
       _mm256_store_si256(a, sum);
@@ -239,17 +240,24 @@ void i2s_lut_gemm_avx2(const SpannedTiles<I2sTiles>& tiles, int64_t cols, int64_
   uint8_t* widen = grow(s.widen, blocks);
 
   // Indices of every block of the range. Line L of the matrix is line
-  // L - first of the span holding it (spans but the last have whole lines).
-  const auto line = [&](int64_t l, int64_t tile) -> const uint8_t* {
-    if (l >= lines) return nullptr;
+  // L - first of the span holding it (spans but the last have whole lines),
+  // the same in every tile: located once per block.
+  struct Line {
+    const I2sTiles* span = nullptr;  // null past the last line
+    int64_t offset = 0;              // bytes into each of the span's tiles
+    const uint8_t* in(int64_t tile) const { return span == nullptr ? nullptr : span->tile(tile) + offset; }
+  };
+  const auto locate = [&](int64_t l) {
+    if (l >= lines) return Line{};
     size_t span = 0;
     while (span + 1 < tiles.spans.size() && tiles.starts[span + 1] / I2sTiles::kColumns <= l) ++span;
-    const I2sTiles& t = tiles.spans[span];
-    return t.tile(tile) + I2sTiles::kLineBytes * (l - tiles.starts[span] / I2sTiles::kColumns);
+    return Line{&tiles.spans[span], I2sTiles::kLineBytes * (l - tiles.starts[span] / I2sTiles::kColumns)};
   };
-  for (int64_t b = 0; b < blocks; ++b)
+  for (int64_t b = 0; b < blocks; ++b) {
+    const Line line0 = locate(2 * b), line1 = locate(2 * b + 1);
     for (int64_t i = 0; i < n_tiles; ++i)
-      block_indices(line(2 * b, tile_begin + i), line(2 * b + 1, tile_begin + i), idx + (b * n_tiles + i) * 128);
+      block_indices(line0.in(tile_begin + i), line1.in(tile_begin + i), idx + (b * n_tiles + i) * 128);
+  }
 
   const char* table_bytes = reinterpret_cast<const char*>(tables);
   // Every block of tokens ends with a widening pass, which leaves acc16 zero.

@@ -8,12 +8,13 @@
 // both sums are exact, and the block's float arithmetic is the reference's.
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <type_traits>
 
 #include "kernels/k_quant_q8k.h"
+#include "kernels/x86_avx2/q8k_two_pass.h"
+#include "kernels/x86_avx2/token_count.h"
 #include "quant/q4_k.h"
 #include "quant/q5_k.h"
 
@@ -105,78 +106,47 @@ inline void block_sums(const uint8_t* block, const int8_t* const* qb, const int3
   }
 }
 
-// Two passes per chunk of blocks: the integer sums of every block, then the
-// float arithmetic block after block. One pass with each block's float tail
-// behind its sums ran ~32 cycles per block on the Zen 3: the tail's long
-// dependency chain (sums, cvtsi2ss, mulss, subss, addss) left too few blocks
-// in flight; two passes ~25.
+// kTokens tokens' dots with one row, in two passes per chunk (q8k_two_pass.h).
 template <class Block, int kTokens>
 void rows_q8k(const uint8_t* row, int64_t blocks, const int8_t* const* q, const int32_t* const* bsum,
               const float* const* dx, float* y) {
   static_assert(offsetof(Block, d) == 0 && offsetof(Block, dmin) == 2 && offsetof(Block, scales) == 4);
-  constexpr int64_t kChunk = 32;
   const __m256i nibble = _mm256_set1_epi8(0x0F);
-  alignas(16) int32_t sums[kTokens][kChunk][4];
+  alignas(16) int32_t sums[kTokens][avx2::kQ8KChunk][4];
   for (int k = 0; k < kTokens; ++k) y[k] = 0;
-  for (int64_t i0 = 0; i0 < blocks; i0 += kChunk) {
-    const int64_t n = std::min(kChunk, blocks - i0);
-    for (int64_t j = 0; j < n; ++j) {
-      const int64_t i = i0 + j;
-      const int8_t* qb[kTokens];
-      const int32_t* bs[kTokens];
-      for (int k = 0; k < kTokens; ++k) qb[k] = q[k] + i * 256, bs[k] = bsum[k] + 8 * i;
-      __m128i out[kTokens];
-      block_sums<Block, kTokens>(row + i * static_cast<int64_t>(sizeof(Block)), qb, bs, nibble, out);
-      for (int k = 0; k < kTokens; ++k) _mm_store_si128(reinterpret_cast<__m128i*>(sums[k][j]), out[k]);
-    }
-    for (int64_t j = 0; j < n; ++j) {
-      const int64_t i = i0 + j;
-      // d and dmin (the block's first 4 bytes) converted by F16C: exact, as fp16_to_float.
-      uint32_t d_dmin;
-      std::memcpy(&d_dmin, row + i * static_cast<int64_t>(sizeof(Block)), 4);
-      const __m128 scales = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(d_dmin)));
-      for (int k = 0; k < kTokens; ++k) {
-        const float d = _mm_cvtss_f32(scales) * dx[k][i], dmin = _mm_cvtss_f32(_mm_movehdup_ps(scales)) * dx[k][i];
-        const int32_t block_dot = sums[k][j][0] + sums[k][j][1], block_offset = sums[k][j][2] + sums[k][j][3];
-        y[k] += static_cast<float>(block_dot) * d - static_cast<float>(block_offset) * dmin;
-      }
-    }
-  }
-}
-
-template <class Block>
-void tokens_q8k(const uint8_t* row, int64_t blocks, int tokens, const int8_t* const* q, const int32_t* const* bsum,
-                const float* const* dx, float* y) {
-  switch (tokens) {
-    case 1: return rows_q8k<Block, 1>(row, blocks, q, bsum, dx, y);
-    case 2: return rows_q8k<Block, 2>(row, blocks, q, bsum, dx, y);
-    case 3: return rows_q8k<Block, 3>(row, blocks, q, bsum, dx, y);
-    default: return rows_q8k<Block, 4>(row, blocks, q, bsum, dx, y);
-  }
+  avx2::in_two_passes(
+      blocks,
+      [&](int64_t i, int64_t j) {
+        const int8_t* qb[kTokens];
+        const int32_t* bs[kTokens];
+        for (int k = 0; k < kTokens; ++k) qb[k] = q[k] + i * 256, bs[k] = bsum[k] + 8 * i;
+        __m128i out[kTokens];
+        block_sums<Block, kTokens>(row + i * static_cast<int64_t>(sizeof(Block)), qb, bs, nibble, out);
+        for (int k = 0; k < kTokens; ++k) _mm_store_si128(reinterpret_cast<__m128i*>(sums[k][j]), out[k]);
+      },
+      [&](int64_t i, int64_t j) {
+        // d and dmin (the block's first 4 bytes) converted by F16C: exact, as fp16_to_float.
+        uint32_t d_dmin;
+        std::memcpy(&d_dmin, row + i * static_cast<int64_t>(sizeof(Block)), 4);
+        const __m128 scales = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(d_dmin)));
+        for (int k = 0; k < kTokens; ++k) {
+          const float d = _mm_cvtss_f32(scales) * dx[k][i], dmin = _mm_cvtss_f32(_mm_movehdup_ps(scales)) * dx[k][i];
+          const int32_t block_dot = sums[k][j][0] + sums[k][j][1], block_offset = sums[k][j][2] + sums[k][j][3];
+          y[k] += static_cast<float>(block_dot) * d - static_cast<float>(block_offset) * dmin;
+        }
+      });
 }
 
 }  // namespace
 
-float q4_k_q8k_row_avx2(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* bsum, const float* dx) {
-  float y;
-  rows_q8k<BlockQ4_K, 1>(row, blocks, &q, &bsum, &dx, &y);
-  return y;
-}
-
 void q4_k_q8k_tokens_avx2(const uint8_t* row, int64_t blocks, int tokens, const int8_t* const* q,
                           const int32_t* const* bsum, const float* const* dx, float* y) {
-  tokens_q8k<BlockQ4_K>(row, blocks, tokens, q, bsum, dx, y);
-}
-
-float q5_k_q8k_row_avx2(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* bsum, const float* dx) {
-  float y;
-  rows_q8k<BlockQ5_K, 1>(row, blocks, &q, &bsum, &dx, &y);
-  return y;
+  avx2::with_token_count(tokens, [&](auto n) { rows_q8k<BlockQ4_K, decltype(n)::value>(row, blocks, q, bsum, dx, y); });
 }
 
 void q5_k_q8k_tokens_avx2(const uint8_t* row, int64_t blocks, int tokens, const int8_t* const* q,
                           const int32_t* const* bsum, const float* const* dx, float* y) {
-  tokens_q8k<BlockQ5_K>(row, blocks, tokens, q, bsum, dx, y);
+  avx2::with_token_count(tokens, [&](auto n) { rows_q8k<BlockQ5_K, decltype(n)::value>(row, blocks, q, bsum, dx, y); });
 }
 
 }  // namespace lowbit

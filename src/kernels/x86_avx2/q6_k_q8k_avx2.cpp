@@ -8,11 +8,12 @@
 // over it. Both sums exact; the block's float arithmetic is the reference's.
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
 #include "kernels/k_quant_q8k.h"
+#include "kernels/x86_avx2/q8k_two_pass.h"
+#include "kernels/x86_avx2/token_count.h"
 #include "quant/q6_k.h"
 
 namespace lowbit {
@@ -83,49 +84,33 @@ inline void block_sums(const uint8_t* block, const int8_t* const* qb, const int3
   }
 }
 
-// Two passes per chunk of blocks, as q4_k_q5_k_q8k_avx2.cpp: the integer sums,
-// then the float arithmetic block after block.
+// kTokens tokens' dots with one row, in two passes per chunk (q8k_two_pass.h).
 template <int kTokens>
 void rows_q8k(const uint8_t* row, int64_t blocks, const int8_t* const* q, const int32_t* const* bsum16,
               const float* const* dx, float* y) {
-  constexpr int64_t kChunk = 32;
-  int32_t sums[kChunk][kTokens];
+  int32_t sums[avx2::kQ8KChunk][kTokens];
   for (int k = 0; k < kTokens; ++k) y[k] = 0;
-  for (int64_t i0 = 0; i0 < blocks; i0 += kChunk) {
-    const int64_t n = std::min(kChunk, blocks - i0);
-    for (int64_t j = 0; j < n; ++j) {
-      const int64_t i = i0 + j;
-      const int8_t* qb[kTokens];
-      const int32_t* bs[kTokens];
-      for (int k = 0; k < kTokens; ++k) qb[k] = q[k] + i * kQ6_KBlockSize, bs[k] = bsum16[k] + 16 * i;
-      block_sums<kTokens>(row + i * static_cast<int64_t>(sizeof(BlockQ6_K)), qb, bs, sums[j]);
-    }
-    for (int64_t j = 0; j < n; ++j) {
-      const int64_t i = i0 + j;
-      uint16_t d16;
-      std::memcpy(&d16, row + i * static_cast<int64_t>(sizeof(BlockQ6_K)) + offsetof(BlockQ6_K, d), 2);
-      const float d = _cvtsh_ss(d16);  // F16C: exact, as fp16_to_float
-      for (int k = 0; k < kTokens; ++k) y[k] += static_cast<float>(sums[j][k]) * (d * dx[k][i]);
-    }
-  }
+  avx2::in_two_passes(
+      blocks,
+      [&](int64_t i, int64_t j) {
+        const int8_t* qb[kTokens];
+        const int32_t* bs[kTokens];
+        for (int k = 0; k < kTokens; ++k) qb[k] = q[k] + i * kQ6_KBlockSize, bs[k] = bsum16[k] + 16 * i;
+        block_sums<kTokens>(row + i * static_cast<int64_t>(sizeof(BlockQ6_K)), qb, bs, sums[j]);
+      },
+      [&](int64_t i, int64_t j) {
+        uint16_t d16;
+        std::memcpy(&d16, row + i * static_cast<int64_t>(sizeof(BlockQ6_K)) + offsetof(BlockQ6_K, d), 2);
+        const float d = _cvtsh_ss(d16);  // F16C: exact, as fp16_to_float
+        for (int k = 0; k < kTokens; ++k) y[k] += static_cast<float>(sums[j][k]) * (d * dx[k][i]);
+      });
 }
 
 }  // namespace
 
-float q6_k_q8k_row_avx2(const uint8_t* row, int64_t blocks, const int8_t* q, const int32_t* bsum16, const float* dx) {
-  float y;
-  rows_q8k<1>(row, blocks, &q, &bsum16, &dx, &y);
-  return y;
-}
-
 void q6_k_q8k_tokens_avx2(const uint8_t* row, int64_t blocks, int tokens, const int8_t* const* q,
                           const int32_t* const* bsum16, const float* const* dx, float* y) {
-  switch (tokens) {
-    case 1: return rows_q8k<1>(row, blocks, q, bsum16, dx, y);
-    case 2: return rows_q8k<2>(row, blocks, q, bsum16, dx, y);
-    case 3: return rows_q8k<3>(row, blocks, q, bsum16, dx, y);
-    default: return rows_q8k<4>(row, blocks, q, bsum16, dx, y);
-  }
+  avx2::with_token_count(tokens, [&](auto n) { rows_q8k<decltype(n)::value>(row, blocks, q, bsum16, dx, y); });
 }
 
 }  // namespace lowbit

@@ -9,6 +9,7 @@
 
 #include "kernels/vnni4_layout.h"
 #include "kernels/x86_avx2/int8_dot_avx2.h"
+#include "kernels/x86_avx2/token_count.h"
 
 namespace lowbit {
 
@@ -160,10 +161,6 @@ void int4_linear_gemv_int16(const Vnni4Task& t) {
   });
 }
 
-// int4_linear_gemv_int16 for kTokens tokens of the same row block (tasks
-// differ in x, xsum, inv and out only): each step's nibbles are unpacked once
-// for all of them, and each token's sums are exactly the one-token kernel's
-// (the same int16 windows, the same order), so its out is the same bits.
 // add_group for kTokens tokens' int32 dots dot(k, h) of group g (shifted
 // already where add_group's shift is not 0), the group's scales converted once
 // for all: acc[k][h] += d_g * float(dot + x term), the same float operations in
@@ -519,20 +516,12 @@ void q8_0_gemv_avx2(const Vnni4Task& t) { q8_0_gemv_widened(t); }
 void int2_gemv_avx2(const Vnni4Task& t) { int2_gemv<false>(t); }
 void int2_gemv_avx2_int16(const Vnni4Task& t) { int2_gemv_int16(t); }
 void int2_tokens_avx2_int16(const Vnni4Task* tasks, int count) {
-  switch (count) {
-    case 2: return int2_tokens_int16<2>(tasks);
-    case 3: return int2_tokens_int16<3>(tasks);
-    default: return int2_tokens_int16<4>(tasks);
-  }
+  avx2::with_token_count<2>(count, [&](auto n) { int2_tokens_int16<decltype(n)::value>(tasks); });
 }
 void int2_gemv_avx_vnni(const Vnni4Task& t) { int2_gemv<true>(t); }
 void int1_gemv_avx2(const Vnni4Task& t) { int1_gemv_int16(t); }
 void int1_tokens_avx2(const Vnni4Task* tasks, int count) {
-  switch (count) {
-    case 2: return int1_tokens_int16<2>(tasks);
-    case 3: return int1_tokens_int16<3>(tasks);
-    default: return int1_tokens_int16<4>(tasks);
-  }
+  avx2::with_token_count<2>(count, [&](auto n) { int1_tokens_int16<decltype(n)::value>(tasks); });
 }
 void int4_linear_gemv_avx2(const Vnni4Task& t) { int4_linear_gemv_int16(t); }
 void int4_linear_tokens_avx2(const Vnni4Task* tasks, int count) {
@@ -540,19 +529,11 @@ void int4_linear_tokens_avx2(const Vnni4Task* tasks, int count) {
     for (int k = 0; k < count; ++k) int4_linear_gemv_int16(tasks[k]);
     return;
   }
-  switch (count) {
-    case 2: return int4_linear_tokens_window<2>(tasks);
-    case 3: return int4_linear_tokens_window<3>(tasks);
-    default: return int4_linear_tokens_window<4>(tasks);
-  }
+  avx2::with_token_count<2>(count, [&](auto n) { int4_linear_tokens_window<decltype(n)::value>(tasks); });
 }
 void int4_lut_gemv_avx2(const Vnni4Task& t) { int4_lut_gemv_int16(t); }
 void int4_lut_tokens_avx2(const Vnni4Task* tasks, int count) {
-  switch (count) {
-    case 2: return int4_lut_tokens_int16<2>(tasks);
-    case 3: return int4_lut_tokens_int16<3>(tasks);
-    default: return int4_lut_tokens_int16<4>(tasks);
-  }
+  avx2::with_token_count<2>(count, [&](auto n) { int4_lut_tokens_int16<decltype(n)::value>(tasks); });
 }
 void int1_gemv_avx_vnni(const Vnni4Task& t) { int1_gemv_vnni(t); }
 void q8_0_gemv_avx_vnni(const Vnni4Task& t) { q8_0_gemv(t); }
