@@ -44,7 +44,10 @@ struct Family {
   Vnni4Bits bits;
 };
 constexpr Family kFamilies[] = {
-    {"q8_0", GgmlType::Q8_0, Vnni4Bits::Eight}, {"int2", GgmlType::Q2_0, Vnni4Bits::Two}, {"int1", GgmlType::Q1_0, Vnni4Bits::One}};
+    {"q8_0", GgmlType::Q8_0, Vnni4Bits::Eight},
+    {"int2", GgmlType::Q2_0, Vnni4Bits::Two},
+    {"int1", GgmlType::Q1_0, Vnni4Bits::One},
+    {"int1_lut", GgmlType::Q1_0, Vnni4Bits::OneLookup}};  // plain AVX2 code at every level
 
 std::string cpu_model_name() {
   std::ifstream in("/proc/cpuinfo");
@@ -118,7 +121,7 @@ int run_roofline(const Options& o) {
   std::map<std::string, ComputeThroughput> compute;
   for (const Family& f : kFamilies) {
     // The kernel a model would run: for int2, the one for Q2_0's levels.
-    std::string name = cat(f.name, "/", vnni4_isa_name(isa));
+    std::string name = f.bits == Vnni4Bits::OneLookup ? "int1_lut/avx2" : cat(f.name, "/", vnni4_isa_name(isa));
     const Vnni4Kernel kernel =
         f.bits == Vnni4Bits::Two ? int2_kernel(isa, {-1, 0, 1, 2}, 64, cpu.vendor_amd, &name)
                                  : vnni4_kernel(f.bits, isa, cpu.vendor_amd);

@@ -20,6 +20,7 @@ void ActivationBatch::set(const float* x, int64_t tokens, int64_t k) {
   k_ = k;
   quantized_ = false;
   for (auto& s : group_sums_) s.valid = false;
+  for (auto& t : tables_) t.valid = false;
 }
 
 void ActivationBatch::quantize(ThreadPool& pool) const {
@@ -68,6 +69,34 @@ const int32_t* ActivationBatch::group_sums(int64_t group) const {
     slot->valid = true;
   }
   return slot->sums.data();
+}
+
+void ActivationBatch::build_token_tables(TableKind kind, ThreadPool& pool) const {
+  if (!quantized_) fail("activation tables before quantization");
+  Tables* slot = nullptr;
+  for (auto& t : tables_)
+    if (t.kind.build == kind.build) slot = &t;
+  for (auto& t : tables_) {
+    if (slot != nullptr) break;
+    if (t.kind.build == nullptr) {  // a new kind: its buffer, once
+      t.kind = kind;
+      t.bytes = AlignedBuffer<uint8_t>(static_cast<size_t>(max_tokens_ * kind.bytes_per_token(max_k_)));
+      slot = &t;
+    }
+  }
+  if (slot == nullptr) fail("activation tables: more than ", kTableKinds, " kinds in one batch");
+  if (slot->valid) return;
+  const int64_t stride = kind.bytes_per_token(k_);
+  pool.parallel_for(tokens_, 1, [&](int64_t begin, int64_t end, int) {
+    for (int64_t t = begin; t < end; ++t) kind.build(q_.data() + t * k_padded(), k_, slot->bytes.data() + t * stride);
+  });
+  slot->valid = true;
+}
+
+const uint8_t* ActivationBatch::token_tables(TableKind kind) const {
+  for (const auto& t : tables_)
+    if (t.kind.build == kind.build && t.valid) return t.bytes.data();
+  fail("activation tables used before they were built");
 }
 
 }  // namespace lowbit

@@ -2,6 +2,7 @@
 //   int2: 2-bit codes with any 4 int8 levels and an fp16 scale per group
 //         (Q2_0, TQ2_0, I2_S), VNNI4-interleaved, vpshufb up-convert
 //   int1: 1-bit +-1 weights with an fp16 scale per group (Q1_0)
+//   int1_lut: the same weights by 4-bit table lookup (int1_lut.h)
 //   q4_0: Q4_0 row-interleaved two k per byte (the Arm paper's interleaved groups)
 //   iq4_nl: IQ4_NL the same way, its codebook looked up by vpshufb
 //   q8_0: Q8_0 row-interleaved, the int8 baseline of the paper's GEMV figures
@@ -20,6 +21,7 @@ namespace lowbit {
 
 KernelFamily int2_kernel_family();
 KernelFamily int1_kernel_family();
+KernelFamily int1_lut_kernel_family();
 KernelFamily q4_0_kernel_family();
 KernelFamily iq4_nl_kernel_family();
 KernelFamily q8_0_kernel_family();

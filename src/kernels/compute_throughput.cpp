@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/timer.h"
+#include "kernels/int1_lut.h"
 
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -48,7 +49,7 @@ CpuClock measure_cpu_clock() {
 }
 
 ComputeThroughput measure_compute_throughput(Vnni4Bits bits, Vnni4Kernel kernel, double core_hz) {
-  if (kernel == nullptr) fail("no ", static_cast<int>(bits), "-bit kernel to measure");
+  if (kernel == nullptr) fail("no kernel to measure for this layout");
   // ~16 KiB of codes: in L1 (32 KiB on current x86 cores) with the activations.
   const int64_t cols = bits == Vnni4Bits::Eight ? 1024 : bits == Vnni4Bits::Two ? 4096 : 8192;
   const int64_t group = bits == Vnni4Bits::Eight ? 32 : bits == Vnni4Bits::Two ? 64 : 128;
@@ -56,7 +57,7 @@ ComputeThroughput measure_compute_throughput(Vnni4Bits bits, Vnni4Kernel kernel,
   const Vnni4Layout layout = pack_vnni4(
       bits, kVnni4Rows, cols, group,
       [&](int64_t r, uint8_t* v, uint16_t* s) {
-        for (int64_t k = 0; k < cols; ++k) v[k] = static_cast<uint8_t>((r * 7 + k * 13) & (bits == Vnni4Bits::One ? 1 : 3));
+        for (int64_t k = 0; k < cols; ++k) v[k] = static_cast<uint8_t>((r * 7 + k * 13) & (bits == Vnni4Bits::One || bits == Vnni4Bits::OneLookup ? 1 : 3));
         std::fill(s, s + cols / group, uint16_t{0x3c00});
       },
       inline_pool);
@@ -65,9 +66,11 @@ ComputeThroughput measure_compute_throughput(Vnni4Bits bits, Vnni4Kernel kernel,
   std::vector<int32_t> xsum(static_cast<size_t>(cols / group), 0);
   uint8_t lut[32];
   for (int n = 0; n < 16; ++n) lut[n] = static_cast<uint8_t>(n & 3), lut[16 + n] = static_cast<uint8_t>(n >> 2);
+  AlignedBuffer<uint8_t> tables(static_cast<size_t>(int1_lut_table_bytes(cols)));  // int1_lut's, built once per token
+  if (bits == Vnni4Bits::OneLookup) int1_lut_tables_ref(x.data(), cols, tables.data());
   alignas(64) float out[kVnni4Rows];
   const Vnni4Task task{layout.codes(0), layout.group_bytes(), cols / group, group / layout.k_per_step(), x.data(),
-                       xsum.data(), -1, lut, 1.0f, out};
+                       xsum.data(), -1, lut, 1.0f, out, tables.data()};
   const int calls = 2000;
   double best = 1e30;
   for (int r = 0; r < 7; ++r) {

@@ -33,6 +33,7 @@ const std::vector<KernelFamily>& kernel_families() {
     for (const auto& tl : tl_kernel_families()) f.push_back(tl);
     f.push_back(int2_kernel_family());
     f.push_back(int1_kernel_family());
+    f.push_back(int1_lut_kernel_family());
     f.push_back(q4_0_kernel_family());
     f.push_back(iq4_nl_kernel_family());
     f.push_back(q8_0_kernel_family());

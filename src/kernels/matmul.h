@@ -59,6 +59,19 @@ class ActivationBatch {
   // that divides k. The buffers grow on a size's first use only.
   static constexpr int kGroupSizes = 8;
   const int32_t* group_sums(int64_t group) const;
+  // Per-token tables a kernel derives from q (int1_lut's lookup tables):
+  // build(q_t, k, out_t) fills bytes_per_token(k) bytes for token t, at
+  // token_tables(kind) + t * bytes_per_token(k). build_token_tables builds
+  // them on the pool after quantize() (a no-op when built), kept until set();
+  // up to kTableKinds kinds side by side. The buffer grows on a kind's first
+  // use only. token_tables fails for tables not built.
+  struct TableKind {
+    void (*build)(const int8_t* q, int64_t k, uint8_t* out);
+    int64_t (*bytes_per_token)(int64_t k);
+  };
+  static constexpr int kTableKinds = 2;
+  void build_token_tables(TableKind kind, ThreadPool& pool) const;
+  const uint8_t* token_tables(TableKind kind) const;
 
  private:
   const float* x_ = nullptr;
@@ -74,6 +87,12 @@ class ActivationBatch {
     AlignedBuffer<int32_t> sums;  // [max_tokens][max_k / group]
   };
   mutable GroupSums group_sums_[kGroupSizes];
+  struct Tables {
+    TableKind kind{nullptr, nullptr};  // build == nullptr: slot unused
+    bool valid = false;                // built for the current q
+    AlignedBuffer<uint8_t> bytes;      // [max_tokens][bytes_per_token(max_k)]
+  };
+  mutable Tables tables_[kTableKinds];
 };
 
 class Matmul {

@@ -28,6 +28,10 @@ void place_step(Vnni4Bits bits, const uint8_t* values, int64_t r, uint8_t* step)
       for (int j = 0; j < 4; ++j)
         step[(4 * r + j) / 8] |= static_cast<uint8_t>((values[j] & 1) << ((4 * r + j) % 8));
       break;
+    case Vnni4Bits::OneLookup:
+      for (int q = 0; q < 4; ++q)
+        for (int j = 0; j < 4; ++j) step[16 * (q / 2) + r] |= static_cast<uint8_t>((values[4 * q + j] & 1) << (4 * (q % 2) + j));
+      break;
   }
 }
 

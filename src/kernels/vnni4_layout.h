@@ -27,6 +27,9 @@
 //   2-bit (int2): 64 bytes, 16 k; byte 4r+j bits 2v..2v+1 = code(r, k0+4v+j), v = 0..3
 //   4-bit (int4):  64 bytes, 8 k; byte 4r+j low nibble = code(r, k0+j), high = code(r, k0+4+j)
 //   1-bit (int1):  8 bytes, 4 k;  bit 4r+j of the little-endian uint64 = bit(r, k0+j)
+//   1-bit for lookups (int1_lut): 32 bytes, 16 k, as four quads of 4 k, quad q = 2L + n:
+//                  byte 16L + r bit 4n + j = bit(r, k0 + 4q + j), so each 128-bit lane's low
+//                  (high) nibbles are the 16 rows' 4-bit indices into one quad's table
 // Rows past N are zero codes with zero scales.
 #pragma once
 
@@ -80,7 +83,8 @@ constexpr int64_t kVnni4FarPrefetchBytes = 2 * kVnni4PrefetchBytes;
 #endif
 constexpr int64_t kQ8_0PrefetchBytes = LOWBIT_Q8_0_PREFETCH_BYTES;
 
-enum class Vnni4Bits { One = 1, Two = 2, Four = 4, Eight = 8 };
+// OneLookup: the 1-bit values arranged for int1_lut's table lookups.
+enum class Vnni4Bits { One = 1, Two = 2, Four = 4, Eight = 8, OneLookup = 16 };
 
 struct Vnni4Layout {
   Vnni4Bits bits = Vnni4Bits::Two;
@@ -89,8 +93,10 @@ struct Vnni4Layout {
   int64_t group = 0;  // k per scale, a multiple of 16
   AlignedBuffer<uint8_t> data;
 
-  int64_t k_per_step() const { return bits == Vnni4Bits::Two ? 16 : bits == Vnni4Bits::Four ? 8 : 4; }
-  int64_t step_bytes() const { return bits == Vnni4Bits::One ? 8 : 64; }
+  int64_t k_per_step() const {
+    return bits == Vnni4Bits::Two || bits == Vnni4Bits::OneLookup ? 16 : bits == Vnni4Bits::Four ? 8 : 4;
+  }
+  int64_t step_bytes() const { return bits == Vnni4Bits::One ? 8 : bits == Vnni4Bits::OneLookup ? 32 : 64; }
   int64_t groups() const { return cols / group; }
   int64_t row_blocks() const { return (rows + kVnni4Rows - 1) / kVnni4Rows; }
   int64_t group_bytes() const { return group / k_per_step() * step_bytes(); }  // codes of one group
@@ -111,7 +117,7 @@ inline int64_t vnni4_scales_offset(int64_t g, int64_t groups, int64_t group_byte
   return (g / 2) * (2 * group_bytes + 64) + in_pair * group_bytes + 32 * (g % 2);
 }
 
-// Fills one row: values[K] (int2: codes 0..3; int1: bits 0/1; int4: codes 0..15; q8_0: u 0..255)
+// Fills one row: values[K] (int2: codes 0..3; int1, int1_lut: bits 0/1; int4: codes 0..15; q8_0: u 0..255)
 // and scales[groups] (fp16 bits).
 using Vnni4RowSource = FunctionRef<void(int64_t row, uint8_t* values, uint16_t* scales)>;
 
@@ -132,6 +138,7 @@ struct Vnni4Task {
   const uint8_t* lut;     // int2: [32] u of the low nibble's bits 0-1 (16 bytes), then of bits 2-3; int4 codebook: [16] int8
   float inv;
   float* out;             // [16] y of the block's rows
+  const uint8_t* tables = nullptr;  // int1_lut: the token's lookup tables (int1_lut.h)
 };
 
 inline const uint8_t* vnni4_group_codes(const Vnni4Task& t, int64_t g) {

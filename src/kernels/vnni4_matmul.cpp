@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "kernels/int1_lut.h"
 #include "kernels/read_streams.h"
 
 namespace lowbit {
@@ -25,9 +26,11 @@ class Vnni4Matmul final : public Matmul {
     if (in.k() != cols_) fail("matmul ", spec_.name, ": input has ", in.k(), " features, matrix has ", cols_);
     in.quantize(pool);
     in.group_sums(layout_.group);  // S_g, shared by every row block (and every matrix of this group size)
+    if (spec_.tables.build != nullptr) in.build_token_tables(spec_.tables, pool);  // likewise
   }
   void forward_units(const ActivationBatch& in, float* y, int64_t begin, int64_t end) const override {
     const int32_t* sums = in.group_sums(layout_.group);
+    const uint8_t* tables = spec_.tables.build == nullptr ? nullptr : in.token_tables(spec_.tables);
     alignas(64) float out[kVnni4Rows];
     // One token: the call's blocks in `count` parts read side by side, where
     // the parts lie far enough apart; the rest one by one below.
@@ -37,11 +40,26 @@ class Vnni4Matmul final : public Matmul {
       alignas(64) float outs[kVnni4MaxStreams][kVnni4Rows];
       Vnni4Task tasks[kVnni4MaxStreams];
       for (int64_t r = 0; r < per; ++r) {
-        for (int j = 0; j < parts; ++j) tasks[j] = task(in, sums, begin + j * per + r, 0, outs[j]);
+        for (int j = 0; j < parts; ++j) tasks[j] = task(in, sums, tables, begin + j * per + r, 0, outs[j]);
         spec_.streams.kernel(tasks);
         for (int j = 0; j < parts; ++j) store(outs[j], begin + j * per + r, 0, y);
       }
       begin += per * parts;
+    }
+    if (spec_.tokens != nullptr && in.tokens() > 1 && spec_.tables.build != nullptr) {
+      // Tables per token (tens of KB each): token groups outside, so a
+      // group's tables stay in cache for the range's row blocks.
+      alignas(64) float outs[kVnni4MaxTokens][kVnni4Rows];
+      Vnni4Task tasks[kVnni4MaxTokens];
+      for (int64_t t0 = 0; t0 < in.tokens(); t0 += kVnni4MaxTokens) {
+        const int count = static_cast<int>(std::min<int64_t>(kVnni4MaxTokens, in.tokens() - t0));
+        for (int64_t rb = begin; rb < end; ++rb) {
+          for (int k = 0; k < count; ++k) tasks[k] = task(in, sums, tables, rb, t0 + k, outs[k]);
+          spec_.tokens(tasks, count);
+          for (int k = 0; k < count; ++k) store(outs[k], rb, t0 + k, y);
+        }
+      }
+      return;
     }
     if (spec_.tokens != nullptr && in.tokens() > 1) {
       // Several tokens: up to kVnni4MaxTokens at a time per row block, the
@@ -51,7 +69,7 @@ class Vnni4Matmul final : public Matmul {
       for (int64_t rb = begin; rb < end; ++rb)
         for (int64_t t0 = 0; t0 < in.tokens(); t0 += kVnni4MaxTokens) {
           const int count = static_cast<int>(std::min<int64_t>(kVnni4MaxTokens, in.tokens() - t0));
-          for (int k = 0; k < count; ++k) tasks[k] = task(in, sums, rb, t0 + k, outs[k]);
+          for (int k = 0; k < count; ++k) tasks[k] = task(in, sums, tables, rb, t0 + k, outs[k]);
           if (count == 1) spec_.kernel(tasks[0]);
           else spec_.tokens(tasks, count);
           for (int k = 0; k < count; ++k) store(outs[k], rb, t0 + k, y);
@@ -60,7 +78,7 @@ class Vnni4Matmul final : public Matmul {
     }
     for (int64_t rb = begin; rb < end; ++rb)
       for (int64_t t = 0; t < in.tokens(); ++t) {
-        spec_.kernel(task(in, sums, rb, t, out));
+        spec_.kernel(task(in, sums, tables, rb, t, out));
         store(out, rb, t, y);
       }
   }
@@ -76,7 +94,7 @@ class Vnni4Matmul final : public Matmul {
     const auto& o = static_cast<const Vnni4Matmul&>(other);
     const int32_t* sums = in.group_sums(layout_.group);  // the same group: pairs_with
     alignas(64) float outs[2][kVnni4Rows];
-    const Vnni4Task tasks[2] = {task(in, sums, ua, 0, outs[0]), o.task(in, sums, ub, 0, outs[1])};
+    const Vnni4Task tasks[2] = {task(in, sums, nullptr, ua, 0, outs[0]), o.task(in, sums, nullptr, ub, 0, outs[1])};
     spec_.pair(tasks);
     store(outs[0], ua, 0, y);
     o.store(outs[1], ub, 0, y_other);
@@ -87,11 +105,14 @@ class Vnni4Matmul final : public Matmul {
   }
 
  private:
-  // Row block rb times token t (sums: in's group sums for layout_.group), into out.
-  Vnni4Task task(const ActivationBatch& in, const int32_t* sums, int64_t rb, int64_t t, float* out) const {
+  // Row block rb times token t (sums: in's group sums for layout_.group;
+  // tables: in's token tables, where the spec has them), into out.
+  Vnni4Task task(const ActivationBatch& in, const int32_t* sums, const uint8_t* tables, int64_t rb, int64_t t,
+                 float* out) const {
+    const uint8_t* t_tables = tables == nullptr ? nullptr : tables + t * spec_.tables.bytes_per_token(cols_);
     return Vnni4Task{layout_.codes(rb), layout_.group_bytes(), layout_.groups(), layout_.group / layout_.k_per_step(),
                      in.q() + t * in.k_padded(), sums + t * layout_.groups(), spec_.xsum_factor, spec_.lut.data(),
-                     spec_.tensor_scale / in.scale()[t], out};
+                     spec_.tensor_scale / in.scale()[t], out, t_tables};
   }
   // Row block rb's rows of out into token t's y.
   void store(const float* out, int64_t rb, int64_t t, float* y) const {
@@ -122,6 +143,7 @@ const char* vnni4_isa_name(Vnni4Isa isa) {
 
 Vnni4Kernel vnni4_kernel(Vnni4Bits bits, Vnni4Isa isa, bool nta_prefetch) {
   if (bits == Vnni4Bits::Four) return isa == Vnni4Isa::None ? nullptr : int4_linear_gemv_avx2;
+  if (bits == Vnni4Bits::OneLookup) return isa == Vnni4Isa::None ? nullptr : int1_lut_gemv_avx2;
   switch (isa) {
     case Vnni4Isa::Avx512Vnni:
       if (!nta_prefetch)

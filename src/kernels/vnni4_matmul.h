@@ -36,6 +36,11 @@ struct Vnni4Spec {
   // Several tokens: one row block times tasks[0..count) (2..kVnni4MaxTokens
   // tokens), each out bitwise what `kernel` gives it, where set.
   void (*tokens)(const Vnni4Task* tasks, int count) = nullptr;
+  // Per-token tables the kernels read (Vnni4Task::tables), where set: built
+  // once per call before the region (int1_lut). With several tokens the
+  // matmul then goes token group by token group, each group's tables hot in
+  // cache while every row block of the range passes them.
+  ActivationBatch::TableKind tables{nullptr, nullptr};
 };
 
 std::unique_ptr<Matmul> make_vnni4_matmul(Vnni4Layout layout, Vnni4Spec spec);
@@ -48,7 +53,8 @@ namespace lowbit {
 enum class Vnni4Isa { None, Avx2, AvxVnni, Avx512Vnni };
 Vnni4Isa vnni4_isa(const CpuFeatures& cpu);
 const char* vnni4_isa_name(Vnni4Isa isa);  // "avx512-vnni", "avx-vnni", "avx2"
-// The kernel for a layout at an ISA level; nullptr where there is none.
+// The kernel for a layout at an ISA level; nullptr where there is none
+// (OneLookup: int1_lut's plain-AVX2 kernel at every level).
 // nta_prefetch: the AVX-512 kernels' weight prefetch is prefetchnta (AMD:
 // CpuFeatures::vendor_amd), else prefetcht0 (the _t0 kernels).
 Vnni4Kernel vnni4_kernel(Vnni4Bits bits, Vnni4Isa isa, bool nta_prefetch);

@@ -10,6 +10,7 @@
 #include "core/cpu_features.h"
 #include "core/rng.h"
 #include "kernels/dispatch.h"
+#include "kernels/int1_lut.h"
 #include "ternary_test_support.h"
 
 namespace lowbit::test {
@@ -100,11 +101,14 @@ void expect_kernels_exact(Vnni4Bits bits, const std::vector<NamedKernel>& kernel
   std::vector<int32_t> xsum(static_cast<size_t>(groups), 0);
   for (int64_t k = 0; k < cols; ++k) xsum[k / group] += x[k];
   const float inv = 1.0f / 93.5f;
+  // int1_lut's tables, by the scalar builder.
+  AlignedBuffer<uint8_t> tables(static_cast<size_t>(int1_lut_table_bytes(cols)));
+  if (bits == Vnni4Bits::OneLookup) int1_lut_tables_ref(x.data(), cols, tables.data());
   for (const NamedKernel& nk : kernels) {
     for (int64_t rb = 0; rb < layout.row_blocks(); ++rb) {
       alignas(64) float out[kVnni4Rows];
       nk.kernel({layout.codes(rb), layout.group_bytes(), groups, group / layout.k_per_step(), x.data(), xsum.data(),
-                 xsum_factor, lut, inv, out});
+                 xsum_factor, lut, inv, out, bits == Vnni4Bits::OneLookup ? tables.data() : nullptr});
       for (int64_t r = rb * kVnni4Rows; r < std::min(rows, (rb + 1) * kVnni4Rows); ++r) {
         float acc = 0;
         for (int64_t g = 0; g < groups; ++g) {

@@ -1,0 +1,50 @@
+// "int1_lut": +-1 weights (Q1_0) by 4-bit table lookup (int1_lut.h). On
+// plain AVX2 it takes over from int1's bit expansion, which needs VNNI to be
+// quick; on VNNI machines int1 stays the default (unmeasured there).
+#include "core/error.h"
+#include "kernels/aipc_families.h"
+#include "kernels/int1_lut.h"
+#include "kernels/vnni4_matmul.h"
+#include "quant/block_rows.h"
+#include "quant/q1_0.h"
+
+namespace lowbit {
+
+namespace {
+
+int int1_lut_score(const WeightView& w, const CpuFeatures& cpu) {
+  if (w.type != GgmlType::Q1_0) return 0;
+  const Vnni4Isa isa = vnni4_isa(cpu);
+  return isa == Vnni4Isa::Avx2 ? 25 : isa == Vnni4Isa::None ? 0 : 15;  // int1 scores 20
+}
+
+std::unique_ptr<Matmul> int1_lut_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
+  if (w.type != GgmlType::Q1_0 || vnni4_isa(cpu) == Vnni4Isa::None)
+    fail("tensor ", w.name, ": the int1_lut kernel needs Q1_0 weights and AVX2 (type ", ggml_type_name(w.type),
+         ", cpu: ", cpu.describe(), ")");
+  const int64_t row_bytes = ggml_row_bytes(w.type, w.cols);
+  Vnni4Layout layout = pack_vnni4(
+      Vnni4Bits::OneLookup, w.rows, w.cols, kQ1_0BlockSize,
+      [&](int64_t r, uint8_t* bits, uint16_t* scales) {
+        for (int64_t g = 0; g < w.cols / kQ1_0BlockSize; ++g) {
+          const auto b = load_block<BlockQ1_0>(w.data + r * row_bytes, g);
+          scales[g] = b.d;
+          for (int64_t j = 0; j < kQ1_0BlockSize; ++j) bits[g * kQ1_0BlockSize + j] = static_cast<uint8_t>(q1_0_bit(b, j));
+        }
+      },
+      pool);
+  // weight = 2 * bit - 1: I = 2 D - S, as int1.
+  Vnni4Spec spec{"int1_lut/avx2", int1_lut_gemv_avx2, -1, {}, 1.0f, {}};
+  spec.tokens = int1_lut_tokens_avx2;
+  spec.tables = {int1_lut_tables_avx2, int1_lut_table_bytes};
+  return make_vnni4_matmul(std::move(layout), std::move(spec));
+}
+
+}  // namespace
+
+KernelFamily int1_lut_kernel_family() {
+  return {"int1_lut", "1-bit +-1 weights (Q1_0), 4 weights per 4-bit index into per-token vpshufb tables (AVX2)",
+          int1_lut_score, int1_lut_make};
+}
+
+}  // namespace lowbit
