@@ -47,6 +47,7 @@ const std::vector<KernelFamily>& kernel_families() {
     f.push_back(q6_k_q8k_kernel_family());
     f.push_back(q4_k_q8k_kernel_family());
     f.push_back(q5_k_q8k_kernel_family());
+    f.push_back(q2_k_q8k_kernel_family());
     return f;
   }();
   return families;

@@ -10,6 +10,7 @@
 //             vpmaddubsw (AVX2).
 //   q4_k_q8k: Q4_K rows (most "Q4_K_M" matrices), vpmaddubsw (AVX2).
 //   q5_k_q8k: Q5_K rows (most "Q5_K_M" matrices), the same with the fifth bit.
+//   q2_k_q8k: Q2_K rows (most "Q2_K" matrices), vpmaddubsw (AVX2).
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,7 @@ namespace lowbit {
 KernelFamily q6_k_q8k_kernel_family();
 KernelFamily q4_k_q8k_kernel_family();
 KernelFamily q5_k_q8k_kernel_family();
+KernelFamily q2_k_q8k_kernel_family();
 
 // Most tokens an AVX2 row kernel takes at once (the *_tokens_avx2 functions).
 inline constexpr int kQ8KMaxTokens = 4;
@@ -38,6 +40,10 @@ float q6_k_q8k_row_avx512(const uint8_t* row, int64_t blocks, const int8_t* q, c
 //     q[32j + 31], for the sub-block mins.
 //   Q6_K (dot_q6_k_q8k): sums[t][j] = q[16j] + ... + q[16j + 15], for the -32
 //     of every value.
+//   Q2_K (dot_q2_k_q8k): sums[t][j] = q[16j] + ... + q[16j + 15], for the
+//     sub-block mins.
+void q2_k_q8k_tokens_avx2(const uint8_t* row, int64_t blocks, int tokens, const int8_t* const* q,
+                          const int32_t* const* sums, const float* const* dx, float* y);
 void q4_k_q8k_tokens_avx2(const uint8_t* row, int64_t blocks, int tokens, const int8_t* const* q,
                           const int32_t* const* sums, const float* const* dx, float* y);
 void q5_k_q8k_tokens_avx2(const uint8_t* row, int64_t blocks, int tokens, const int8_t* const* q,

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "kernels/k_quant_q8k.h"
 #include "kernels/owned_rows.h"
+#include "quant/q2_k.h"
 #include "quant/q4_k.h"
 #include "quant/q5_k.h"
 #include "quant/q6_k.h"
@@ -27,7 +28,8 @@ struct Q8KSpec {
 };
 
 constexpr int64_t kQ8KBlock = 256;
-static_assert(kQ6_KBlockSize == kQ8KBlock && kQ4_KBlockSize == kQ8KBlock && kQ5_KBlockSize == kQ8KBlock);
+static_assert(kQ6_KBlockSize == kQ8KBlock && kQ4_KBlockSize == kQ8KBlock && kQ5_KBlockSize == kQ8KBlock &&
+              kQ2_KBlockSize == kQ8KBlock);
 
 class KQuantQ8KMatmul final : public Matmul {
  public:
@@ -106,13 +108,14 @@ int q6_k_q8k_score(const WeightView& w, const CpuFeatures& cpu) {
   return w.cols % kQ8KBlock == 0 ? -1 : 0;
 }
 
-// Q4_K or Q5_K (`type`) on AVX2.
+// Q2_K, Q4_K or Q5_K (`type`) on AVX2.
 int k_avx2_score(const WeightView& w, const CpuFeatures& cpu, GgmlType type) {
   if (w.type != type || !cpu.has_avx2_level()) return 0;
   return w.cols % kQ8KBlock == 0 ? -1 : 0;
 }
 int q4_k_q8k_score(const WeightView& w, const CpuFeatures& cpu) { return k_avx2_score(w, cpu, GgmlType::Q4_K); }
 int q5_k_q8k_score(const WeightView& w, const CpuFeatures& cpu) { return k_avx2_score(w, cpu, GgmlType::Q5_K); }
+int q2_k_q8k_score(const WeightView& w, const CpuFeatures& cpu) { return k_avx2_score(w, cpu, GgmlType::Q2_K); }
 
 std::unique_ptr<Matmul> q6_k_q8k_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
   if (q6_k_q8k_score(w, cpu) == 0)
@@ -135,6 +138,10 @@ std::unique_ptr<Matmul> q4_k_q8k_make(const WeightView& w, const CpuFeatures& cp
   return k_avx2_make(w, cpu, pool, GgmlType::Q4_K,
                      Q8KSpec{"q4_k_q8k/avx2", 32, 1, nullptr, q4_k_q8k_tokens_avx2});
 }
+std::unique_ptr<Matmul> q2_k_q8k_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
+  return k_avx2_make(w, cpu, pool, GgmlType::Q2_K,
+                     Q8KSpec{"q2_k_q8k/avx2", 16, 1, nullptr, q2_k_q8k_tokens_avx2});
+}
 std::unique_ptr<Matmul> q5_k_q8k_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
   return k_avx2_make(w, cpu, pool, GgmlType::Q5_K,
                      Q8KSpec{"q5_k_q8k/avx2", 32, 1, nullptr, q5_k_q8k_tokens_avx2});
@@ -154,6 +161,14 @@ KernelFamily q5_k_q8k_kernel_family() {
   KernelFamily f{"q5_k_q8k",
                  "Q5_K x int8 activations per 256 (llama.cpp's Q5_K x Q8_K), vpmaddubsw; approximates q4_k (AVX2)",
                  q5_k_q8k_score, q5_k_q8k_make};
+  f.lossless = false;
+  return f;
+}
+
+KernelFamily q2_k_q8k_kernel_family() {
+  KernelFamily f{"q2_k_q8k",
+                 "Q2_K x int8 activations per 256 (llama.cpp's Q2_K x Q8_K), vpmaddubsw; approximates q2_k (AVX2)",
+                 q2_k_q8k_score, q2_k_q8k_make};
   f.lossless = false;
   return f;
 }

@@ -71,4 +71,28 @@ void quantize_row_q2_K(const float* src, uint8_t* row, int64_t n) {
   }
 }
 
+float dot_q2_k_q8k(const uint8_t* row, const int8_t* q, const float* dx, int64_t n) {
+  check_row_length("q2_K", n, kQ2_KBlockSize);
+  float y = 0;
+  uint8_t v[kQ2_KBlockSize];
+  for (int64_t i = 0; i < n / kQ2_KBlockSize; ++i) {
+    const auto b = load_block<BlockQ2_K>(row, i);
+    unpack_q2_k_values(b, v);
+    const int8_t* qb = q + i * kQ2_KBlockSize;
+    int32_t dot = 0, offset = 0;
+    for (int j = 0; j < 16; ++j) {
+      int32_t sub = 0, sum = 0;
+      for (int l = 16 * j; l < 16 * j + 16; ++l) {
+        sub += v[l] * qb[l];
+        sum += qb[l];
+      }
+      dot += (b.scales[j] & 15) * sub;
+      offset += (b.scales[j] >> 4) * sum;
+    }
+    const float d = fp16_to_float(b.d) * dx[i], dmin = fp16_to_float(b.dmin) * dx[i];
+    y += static_cast<float>(dot) * d - static_cast<float>(offset) * dmin;
+  }
+  return y;
+}
+
 }  // namespace lowbit

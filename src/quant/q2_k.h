@@ -34,4 +34,13 @@ void dequantize_row_q2_K(const uint8_t* row, float* dst, int64_t n);
 // m = round(offset / dmin); values round((x + dmin m) / (d sc)) in 0..3.
 void quantize_row_q2_K(const float* src, uint8_t* row, int64_t n);
 
+// Q2_K against int8 activations (quantize_activations_q8k in q6_k.h: per 256
+// one float scale dx), as llama.cpp pairs Q2_K with Q8_K. Per block, exactly in
+// int32 (|I| <= 16 x 15 x 16 x 3 x 128, |M| <= 16 x 15 x 16 x 128):
+//   I = sum_j (scales[j] & 15) * sum over sub-block j (16 values) of v * q
+//   M = sum_j (scales[j] >> 4) * sum over sub-block j of q
+// then in float, block after block: y += float(I) * (d * dx) - float(M) * (dmin * dx)
+// (dot_q4_k_q8k's arithmetic).
+float dot_q2_k_q8k(const uint8_t* row, const int8_t* q, const float* dx, int64_t n);
+
 }  // namespace lowbit

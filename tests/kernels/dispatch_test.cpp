@@ -19,7 +19,7 @@ TEST(KernelDispatch, FamilyNamesAreUniqueAndApproximationsAreMarked) {
     // The int8-LUT variants and the int8-activation k-quants (Q8_K) are the approximate
     // ones (design.md rule 2: they say so in their name and docs).
     const bool approximate = name == "tl1_0" || name == "tl2_0" || name == "q6_k_q8k" || name == "q4_k_q8k" ||
-                             name == "q5_k_q8k";
+                             name == "q5_k_q8k" || name == "q2_k_q8k";
     EXPECT_EQ(f.lossless, !approximate) << name;
   }
   EXPECT_NE(find_kernel_family("ref"), nullptr);

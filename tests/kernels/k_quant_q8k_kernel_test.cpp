@@ -11,6 +11,7 @@
 #include "core/rng.h"
 #include "kernels/dispatch.h"
 #include "kernels/k_quant_q8k.h"
+#include "quant/q2_k.h"
 #include "quant/q4_k.h"
 #include "quant/q5_k.h"
 #include "quant/q6_k.h"
@@ -120,6 +121,22 @@ TEST(Q5KQ8KKernel, MatchesTheInt8ReferenceBitwise) {
                                              {offsetof(BlockQ5_K, d), offsetof(BlockQ5_K, dmin)}, extreme);
     expect_matches_int8_reference({"blk.0.ffn_up.weight", GgmlType::Q5_K, n, k, data.data()}, "q5_k_q8k",
                                   "q5_k_q8k/avx2", "q4_k/", dot_q5_k_q8k, sizeof(BlockQ5_K), tokens, extreme, pool);
+  }
+}
+
+TEST(Q2KQ8KKernel, MatchesTheInt8ReferenceBitwise) {
+  const KernelFamily* f = find_kernel_family("q2_k_q8k");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(f->lossless) << "int8 activations approximate the float q2_k";
+  ASSERT_TRUE(cpu_features().has_avx2_level()) << "no AVX2: the q2_k_q8k kernel cannot run here";
+  ThreadPool pool(2);
+  for (const auto& [n, k, tokens, extreme] : std::vector<std::tuple<int64_t, int64_t, int64_t, bool>>{
+           {1, 256, 1, false}, {37, 512, 1, false}, {100, 2560, 3, false}, {16, 1024, 8, false}, {9, 512, 5, false},
+           {5, 6912, 2, true}, {3, 768, 7, true}}) {
+    const auto data = random_rows<BlockQ2_K>(n, k, static_cast<uint64_t>(n * k + 2),
+                                             {offsetof(BlockQ2_K, d), offsetof(BlockQ2_K, dmin)}, extreme);
+    expect_matches_int8_reference({"blk.0.ffn_up.weight", GgmlType::Q2_K, n, k, data.data()}, "q2_k_q8k",
+                                  "q2_k_q8k/avx2", "q2_k/", dot_q2_k_q8k, sizeof(BlockQ2_K), tokens, extreme, pool);
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include "core/half.h"
 #include "core/rng.h"
+#include "quant/q2_k.h"
 #include "quant/q4_k.h"
 #include "quant/q5_k.h"
 #include "quant/q6_k.h"
@@ -147,6 +148,41 @@ TEST(Q5_KQ8K, CloseToTheFloatDot) {
 
 TEST(Q4_KQ8K, CloseToTheFloatDot) {
   expect_close_to_the_float_dot(quantize_row_q4_K, dequantize_row_q4_K, dot_q4_k_q8k, sizeof(BlockQ4_K), 7);
+}
+
+TEST(Q2_KQ8K, HandBlock) {
+  // Values 2, every step code 3 and min code 1, d = 0.5, dmin = 0.25: weights
+  // (0.5 x 3) x 2 - 0.25 = 2.75; I = 16 x 3 x 16 x 2 x 127, M = 16 x 1 x 16 x 127.
+  BlockQ2_K b{};
+  for (auto& s : b.scales) s = 3 | 1 << 4;
+  for (auto& v : b.qs) v = 0xAA;  // every 2-bit value 2
+  b.d = float_to_fp16(0.5f);
+  b.dmin = float_to_fp16(0.25f);
+  std::vector<float> x(256, 1.0f);
+  std::vector<int8_t> q(256);
+  float d;
+  quantize_activations_q8k(x.data(), 256, q.data(), &d);
+  const float y = dot_q2_k_q8k(reinterpret_cast<const uint8_t*>(&b), q.data(), &d, 256);
+  const int32_t i = 16 * 3 * 16 * 2 * 127, m = 16 * 1 * 16 * 127;
+  EXPECT_EQ(y, static_cast<float>(i) * (0.5f * d) - static_cast<float>(m) * (0.25f * d));
+  EXPECT_NEAR(y, 256 * 2.75, 1e-2);
+}
+
+TEST(Q2_KQ8K, ExtremesStayExactInInt32) {
+  // Values 3, step and min codes 15, activations -128: the largest sums there are.
+  BlockQ2_K b{};
+  for (auto& s : b.scales) s = 0xFF;
+  for (auto& v : b.qs) v = 0xFF;
+  b.d = b.dmin = float_to_fp16(1.0f);
+  std::vector<int8_t> q(256, -128);
+  const float d = 1.0f;
+  const int32_t i = 256 * 15 * 3 * -128, m = 256 * 15 * -128;
+  EXPECT_EQ(dot_q2_k_q8k(reinterpret_cast<const uint8_t*>(&b), q.data(), &d, 256),
+            static_cast<float>(i) - static_cast<float>(m));
+}
+
+TEST(Q2_KQ8K, CloseToTheFloatDot) {
+  expect_close_to_the_float_dot(quantize_row_q2_K, dequantize_row_q2_K, dot_q2_k_q8k, sizeof(BlockQ2_K), 11);
 }
 
 }  // namespace
