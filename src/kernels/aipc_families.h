@@ -33,6 +33,10 @@ KernelFamily q8_0_kernel_family();
 Vnni4Kernel int2_kernel(Vnni4Isa isa, const std::array<int8_t, 4>& levels, int64_t group, bool nta_prefetch,
                         std::string* name);
 
+// A Q1_0 matrix's bits and block scales in a 1-bit layout (One: int1's,
+// OneLookup: int1_lut's; int1_family.cpp).
+Vnni4Layout pack_q1_0(const WeightView& w, Vnni4Bits bits, ThreadPool& pool);
+
 // A Q4_0 or IQ4_NL matrix's 4-bit fields (0..15) and block scales in the
 // 4-bit layout (q4_0_family.cpp).
 Vnni4Layout pack_nibble_blocks(const WeightView& w, ThreadPool& pool);

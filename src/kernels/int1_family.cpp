@@ -19,17 +19,7 @@ std::unique_ptr<Matmul> int1_make(const WeightView& w, const CpuFeatures& cpu, T
   if (w.type != GgmlType::Q1_0 || isa == Vnni4Isa::None)
     fail("tensor ", w.name, ": the int1 kernel needs Q1_0 weights and AVX2 (type ", ggml_type_name(w.type),
          ", cpu: ", cpu.describe(), ")");
-  const int64_t row_bytes = ggml_row_bytes(w.type, w.cols);
-  Vnni4Layout layout = pack_vnni4(
-      Vnni4Bits::One, w.rows, w.cols, kQ1_0BlockSize,
-      [&](int64_t r, uint8_t* bits, uint16_t* scales) {
-        for (int64_t g = 0; g < w.cols / kQ1_0BlockSize; ++g) {
-          const auto b = load_block<BlockQ1_0>(w.data + r * row_bytes, g);
-          scales[g] = b.d;
-          for (int64_t j = 0; j < kQ1_0BlockSize; ++j) bits[g * kQ1_0BlockSize + j] = static_cast<uint8_t>(q1_0_bit(b, j));
-        }
-      },
-      pool);
+  Vnni4Layout layout = pack_q1_0(w, Vnni4Bits::One, pool);
   // weight = 2 * bit - 1: I = 2 D - S.
   Vnni4Spec spec{cat("int1/", vnni4_isa_name(isa)), vnni4_kernel(Vnni4Bits::One, isa, cpu.vendor_amd), -1, {}, 1.0f, {}};
   // Several tokens on plain AVX2: each step's bits expanded once for up to 4 of them.
@@ -38,6 +28,20 @@ std::unique_ptr<Matmul> int1_make(const WeightView& w, const CpuFeatures& cpu, T
 }
 
 }  // namespace
+
+Vnni4Layout pack_q1_0(const WeightView& w, Vnni4Bits bits, ThreadPool& pool) {
+  const int64_t row_bytes = ggml_row_bytes(w.type, w.cols);
+  return pack_vnni4(
+      bits, w.rows, w.cols, kQ1_0BlockSize,
+      [&](int64_t r, uint8_t* values, uint16_t* scales) {
+        for (int64_t g = 0; g < w.cols / kQ1_0BlockSize; ++g) {
+          const auto b = load_block<BlockQ1_0>(w.data + r * row_bytes, g);
+          scales[g] = b.d;
+          for (int64_t j = 0; j < kQ1_0BlockSize; ++j) values[g * kQ1_0BlockSize + j] = static_cast<uint8_t>(q1_0_bit(b, j));
+        }
+      },
+      pool);
+}
 
 KernelFamily int1_kernel_family() {
   return {"int1", "1-bit +-1 weights (Q1_0), bit expand + int8 VNNI (AI-PC paper; AVX2/AVX-512)", int1_score,

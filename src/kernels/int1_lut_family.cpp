@@ -5,8 +5,6 @@
 #include "kernels/aipc_families.h"
 #include "kernels/int1_lut.h"
 #include "kernels/vnni4_matmul.h"
-#include "quant/block_rows.h"
-#include "quant/q1_0.h"
 
 namespace lowbit {
 
@@ -22,17 +20,7 @@ std::unique_ptr<Matmul> int1_lut_make(const WeightView& w, const CpuFeatures& cp
   if (w.type != GgmlType::Q1_0 || vnni4_isa(cpu) == Vnni4Isa::None)
     fail("tensor ", w.name, ": the int1_lut kernel needs Q1_0 weights and AVX2 (type ", ggml_type_name(w.type),
          ", cpu: ", cpu.describe(), ")");
-  const int64_t row_bytes = ggml_row_bytes(w.type, w.cols);
-  Vnni4Layout layout = pack_vnni4(
-      Vnni4Bits::OneLookup, w.rows, w.cols, kQ1_0BlockSize,
-      [&](int64_t r, uint8_t* bits, uint16_t* scales) {
-        for (int64_t g = 0; g < w.cols / kQ1_0BlockSize; ++g) {
-          const auto b = load_block<BlockQ1_0>(w.data + r * row_bytes, g);
-          scales[g] = b.d;
-          for (int64_t j = 0; j < kQ1_0BlockSize; ++j) bits[g * kQ1_0BlockSize + j] = static_cast<uint8_t>(q1_0_bit(b, j));
-        }
-      },
-      pool);
+  Vnni4Layout layout = pack_q1_0(w, Vnni4Bits::OneLookup, pool);
   // weight = 2 * bit - 1: I = 2 D - S, as int1.
   Vnni4Spec spec{"int1_lut/avx2", int1_lut_gemv_avx2, -1, {}, 1.0f, {}};
   spec.tokens = int1_lut_tokens_avx2;

@@ -55,7 +55,8 @@ class Vnni4Matmul final : public Matmul {
         const int count = static_cast<int>(std::min<int64_t>(kVnni4MaxTokens, in.tokens() - t0));
         for (int64_t rb = begin; rb < end; ++rb) {
           for (int k = 0; k < count; ++k) tasks[k] = task(in, sums, tables, rb, t0 + k, outs[k]);
-          spec_.tokens(tasks, count);
+          if (count == 1) spec_.kernel(tasks[0]);
+          else spec_.tokens(tasks, count);
           for (int k = 0; k < count; ++k) store(outs[k], rb, t0 + k, y);
         }
       }

@@ -66,6 +66,13 @@ inline __m256i bit_to_4(__m256i v, int b) {
   return _mm256_and_si256(moved, _mm256_set1_epi8(0x10));  // 16-bit shifts: the mask drops the other byte's bits
 }
 
+// A block's 8 int32 lanes of I and of M folded into 4 whose pairs add up to
+// them: [I, I, M, M].
+inline __m128i sum_pairs(__m256i dot, __m256i offset) {
+  const __m256i pairs = _mm256_hadd_epi32(dot, offset);  // per half: dot, dot, offset, offset
+  return _mm_add_epi32(_mm256_castsi256_si128(pairs), _mm256_extracti128_si256(pairs, 1));
+}
+
 // A block's integer sums for kTokens tokens (activations qb[k], sub-block
 // sums bsum[k]), as lanes whose pairs add up to them: out[k][0] + out[k][1] =
 // I, out[k][2] + out[k][3] = M (quant/q4_k.h, dot_q4_k_q8k). The values and
@@ -105,9 +112,7 @@ inline void block_sums(const uint8_t* block, const int8_t* const* qb, const int3
   const __m256i mins = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(m)));
   #pragma GCC unroll 4
   for (int k = 0; k < kTokens; ++k) {
-    const __m256i offset = _mm256_mullo_epi32(mins, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsum[k])));
-    const __m256i pairs = _mm256_hadd_epi32(dot[k], offset);  // per half: dot, dot, offset, offset
-    out[k] = _mm_add_epi32(_mm256_castsi256_si128(pairs), _mm256_extracti128_si256(pairs, 1));
+    out[k] = sum_pairs(dot[k], _mm256_mullo_epi32(mins, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsum[k]))));
   }
 }
 
@@ -145,10 +150,8 @@ inline void q2_k_block_sums(const uint8_t* block, const int8_t* const* qb, const
   #pragma GCC unroll 4
   for (int k = 0; k < kTokens; ++k) {
     const __m256i* s = reinterpret_cast<const __m256i*>(bsum[k]);
-    const __m256i offset = _mm256_add_epi32(_mm256_mullo_epi32(m_lo, _mm256_loadu_si256(s)),
-                                            _mm256_mullo_epi32(m_hi, _mm256_loadu_si256(s + 1)));
-    const __m256i pairs = _mm256_hadd_epi32(dot[k], offset);  // per half: dot, dot, offset, offset
-    out[k] = _mm_add_epi32(_mm256_castsi256_si128(pairs), _mm256_extracti128_si256(pairs, 1));
+    out[k] = sum_pairs(dot[k], _mm256_add_epi32(_mm256_mullo_epi32(m_lo, _mm256_loadu_si256(s)),
+                                                _mm256_mullo_epi32(m_hi, _mm256_loadu_si256(s + 1))));
   }
 }
 
