@@ -147,38 +147,37 @@ std::unique_ptr<Matmul> q5_k_q8k_make(const WeightView& w, const CpuFeatures& cp
                      Q8KSpec{"q5_k_q8k/avx2", 32, 1, nullptr, q5_k_q8k_tokens_avx2});
 }
 
+// Every family here rounds the activations to int8: lossless false.
+KernelFamily approximate(KernelFamily f) {
+  f.lossless = false;
+  return f;
+}
+
 }  // namespace
 
 KernelFamily q6_k_q8k_kernel_family() {
-  KernelFamily f{"q6_k_q8k",
-                 "Q6_K x int8 activations per 256 (llama.cpp's Q6_K x Q8_K); approximates q6_k (AVX-512 VNNI, AVX2)",
-                 q6_k_q8k_score, q6_k_q8k_make};
-  f.lossless = false;
-  return f;
+  return approximate({"q6_k_q8k",
+                      "Q6_K x int8 activations per 256 (llama.cpp's Q6_K x Q8_K); approximates q6_k "
+                      "(AVX-512 VNNI, AVX2)",
+                      q6_k_q8k_score, q6_k_q8k_make});
 }
 
 KernelFamily q5_k_q8k_kernel_family() {
-  KernelFamily f{"q5_k_q8k",
-                 "Q5_K x int8 activations per 256 (llama.cpp's Q5_K x Q8_K), vpmaddubsw; approximates q4_k (AVX2)",
-                 q5_k_q8k_score, q5_k_q8k_make};
-  f.lossless = false;
-  return f;
+  return approximate({"q5_k_q8k",
+                      "Q5_K x int8 activations per 256 (llama.cpp's Q5_K x Q8_K), vpmaddubsw; approximates q4_k (AVX2)",
+                      q5_k_q8k_score, q5_k_q8k_make});
 }
 
 KernelFamily q2_k_q8k_kernel_family() {
-  KernelFamily f{"q2_k_q8k",
-                 "Q2_K x int8 activations per 256 (llama.cpp's Q2_K x Q8_K), vpmaddubsw; approximates q2_k (AVX2)",
-                 q2_k_q8k_score, q2_k_q8k_make};
-  f.lossless = false;
-  return f;
+  return approximate({"q2_k_q8k",
+                      "Q2_K x int8 activations per 256 (llama.cpp's Q2_K x Q8_K), vpmaddubsw; approximates q2_k (AVX2)",
+                      q2_k_q8k_score, q2_k_q8k_make});
 }
 
 KernelFamily q4_k_q8k_kernel_family() {
-  KernelFamily f{"q4_k_q8k",
-                 "Q4_K x int8 activations per 256 (llama.cpp's Q4_K x Q8_K), vpmaddubsw; approximates q4_k (AVX2)",
-                 q4_k_q8k_score, q4_k_q8k_make};
-  f.lossless = false;
-  return f;
+  return approximate({"q4_k_q8k",
+                      "Q4_K x int8 activations per 256 (llama.cpp's Q4_K x Q8_K), vpmaddubsw; approximates q4_k (AVX2)",
+                      q4_k_q8k_score, q4_k_q8k_make});
 }
 
 }  // namespace lowbit

@@ -5,6 +5,7 @@
 
 #include "core/half.h"
 #include "quant/block_rows.h"
+#include "quant/q4_k.h"
 
 namespace lowbit {
 
@@ -89,8 +90,7 @@ float dot_q2_k_q8k(const uint8_t* row, const int8_t* q, const float* dx, int64_t
       dot += (b.scales[j] & 15) * sub;
       offset += (b.scales[j] >> 4) * sum;
     }
-    const float d = fp16_to_float(b.d) * dx[i], dmin = fp16_to_float(b.dmin) * dx[i];
-    y += static_cast<float>(dot) * d - static_cast<float>(offset) * dmin;
+    y += k_block_term(dot, offset, b.d, b.dmin, dx[i]);
   }
   return y;
 }

@@ -40,7 +40,7 @@ void quantize_row_q2_K(const float* src, uint8_t* row, int64_t n);
 //   I = sum_j (scales[j] & 15) * sum over sub-block j (16 values) of v * q
 //   M = sum_j (scales[j] >> 4) * sum over sub-block j of q
 // then in float, block after block: y += float(I) * (d * dx) - float(M) * (dmin * dx)
-// (dot_q4_k_q8k's arithmetic).
+// (k_block_term in quant/q4_k.h, dot_q4_k_q8k's arithmetic).
 float dot_q2_k_q8k(const uint8_t* row, const int8_t* q, const float* dx, int64_t n);
 
 }  // namespace lowbit

@@ -98,6 +98,10 @@ float k_block_dot_q8k(uint16_t d16, uint16_t dmin16, const uint8_t* scales, cons
     dot += sc * sub;
     offset += m * sum;
   }
+  return k_block_term(dot, offset, d16, dmin16, dx);
+}
+
+float k_block_term(int32_t dot, int32_t offset, uint16_t d16, uint16_t dmin16, float dx) {
   const float d = fp16_to_float(d16) * dx, dmin = fp16_to_float(dmin16) * dx;
   return static_cast<float>(dot) * d - static_cast<float>(offset) * dmin;
 }

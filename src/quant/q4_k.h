@@ -63,5 +63,8 @@ float dot_q4_k_q8k(const uint8_t* row, const int8_t* q, const float* dx, int64_t
 // One Q4_K or Q5_K block's term of that sum, from its d, dmin, scales[12] and
 // unpacked values (0..15 or 0..31): float(I) * (d * dx) - float(M) * (dmin * dx).
 float k_block_dot_q8k(uint16_t d, uint16_t dmin, const uint8_t* scales, const uint8_t* v, const int8_t* qb, float dx);
+// The float step of every k-quant x Q8_K block with a min (Q2_K, Q4_K, Q5_K),
+// from its exact integer sums I and M: float(I) * (d * dx) - float(M) * (dmin * dx).
+float k_block_term(int32_t dot, int32_t offset, uint16_t d, uint16_t dmin, float dx);
 
 }  // namespace lowbit
