@@ -190,10 +190,16 @@ int run_bench(const Options& o) {
         if (!alias && f.score(w, cpu_features()) != 0) families.push_back(&f);
       }
     } else {
-      for (const auto& name : split(o.kernels)) {
-        const KernelFamily* f = name == "auto" ? auto_family(w) : find_kernel_family(name);
-        if (f == nullptr) fail("--kernel: unknown kernel '", name, "' (known: ", kernel_names(), ")");
-        if (f->score(w, cpu_features()) != 0) families.push_back(f);
+      for (const auto& listed : split(o.kernels)) {
+        if (listed == "auto") {
+          const KernelFamily* f = auto_family(w);
+          if (f != nullptr && f->score(w, cpu_features()) != 0) families.push_back(f);
+          continue;
+        }
+        for (const auto& name : forced_kernel_names(listed)) {  // "q8k": each *_q8k family; unknown: Error
+          const KernelFamily* f = find_kernel_family(name);
+          if (f->score(w, cpu_features()) != 0) families.push_back(f);
+        }
       }
     }
     // Build every family's copies first: with --chain their passes and a plain

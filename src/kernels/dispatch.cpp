@@ -48,6 +48,8 @@ const std::vector<KernelFamily>& kernel_families() {
     f.push_back(q4_k_q8k_kernel_family());
     f.push_back(q5_k_q8k_kernel_family());
     f.push_back(q2_k_q8k_kernel_family());
+    f.push_back(q3_k_q8k_kernel_family());
+    f.push_back(iq4_xs_q8k_kernel_family());
     return f;
   }();
   return families;
@@ -59,10 +61,26 @@ const KernelFamily* find_kernel_family(const std::string& name) {
   return nullptr;
 }
 
+namespace {
+
+// The families a group name stands for: "q8k" for every *_q8k family (a mixed
+// k-quant file's types at once, as llama.cpp computes them).
+std::vector<std::string> group_members(const std::string& name) {
+  std::vector<std::string> members;
+  if (name != "q8k") return members;
+  for (const auto& f : kernel_families()) {
+    const std::string n = f.name;
+    if (n.size() > 4 && n.compare(n.size() - 4, 4, "_q8k") == 0) members.push_back(n);
+  }
+  return members;
+}
+
+}  // namespace
+
 std::string kernel_names() {
   std::string s = "auto";
   for (const auto& f : kernel_families()) s += cat(", ", f.name);
-  return s;
+  return s + ", q8k (every *_q8k)";
 }
 
 std::vector<std::string> forced_kernel_names(const std::string& kernel) {
@@ -70,9 +88,14 @@ std::vector<std::string> forced_kernel_names(const std::string& kernel) {
   if (kernel == "auto") return names;
   for (size_t begin = 0;;) {
     const size_t end = kernel.find('+', begin);
-    names.push_back(kernel.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
-    if (find_kernel_family(names.back()) == nullptr)
-      fail("unknown kernel '", names.back(), "' in '", kernel, "' (known: ", kernel_names(), "; join several with +)");
+    const std::string name = kernel.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    const std::vector<std::string> members = group_members(name);
+    if (!members.empty())
+      names.insert(names.end(), members.begin(), members.end());
+    else if (find_kernel_family(name) != nullptr)
+      names.push_back(name);
+    else
+      fail("unknown kernel '", name, "' in '", kernel, "' (known: ", kernel_names(), "; join several with +)");
     if (end == std::string::npos) return names;
     begin = end + 1;
   }

@@ -32,8 +32,8 @@ const std::vector<KernelFamily>& kernel_families();
 const KernelFamily* find_kernel_family(const std::string& name);
 // "auto, ref, i2s, ..." for help texts.
 std::string kernel_names();
-// The family names of a --kernel value: "a+b" -> {"a", "b"}; "auto" -> {}.
-// Unknown or empty names -> Error.
+// The family names of a --kernel value: "a+b" -> {"a", "b"}; "auto" -> {};
+// the group "q8k" -> every *_q8k family. Unknown or empty names -> Error.
 std::vector<std::string> forced_kernel_names(const std::string& kernel);
 
 // kernel == "auto": the highest-scoring family for w. Otherwise the named family

@@ -55,4 +55,24 @@ void quantize_row_iq4_xs(const float* src, uint8_t* row, int64_t n) {
   }
 }
 
+float dot_iq4_xs_q8k(const uint8_t* row, const int8_t* q, const float* dx, int64_t n) {
+  check_row_length("iq4_xs", n, kIq4XsBlockSize);
+  float y = 0;
+  for (int64_t i = 0; i < n / kIq4XsBlockSize; ++i) {
+    const auto b = load_block<BlockIq4Xs>(row, i);
+    const int8_t* qb = q + i * kIq4XsBlockSize;
+    int32_t block = 0;
+    for (int j = 0; j < 8; ++j) {
+      int32_t sub = 0;
+      for (int l = 0; l < 16; ++l) {
+        sub += kIq4NlValues[b.qs[16 * j + l] & 15] * qb[32 * j + l];
+        sub += kIq4NlValues[b.qs[16 * j + l] >> 4] * qb[32 * j + l + 16];
+      }
+      block += (iq4_xs_scale_code(b, j) - 32) * sub;
+    }
+    y += static_cast<float>(block) * (fp16_to_float(b.d) * dx[i]);
+  }
+  return y;
+}
+
 }  // namespace lowbit

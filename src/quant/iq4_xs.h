@@ -37,4 +37,12 @@ void dequantize_row_iq4_xs(const uint8_t* row, float* dst, int64_t n);
 // codes 32 + round(scale / d); indices nearest to x / (d (code - 32)).
 void quantize_row_iq4_xs(const float* src, uint8_t* row, int64_t n);
 
+// IQ4_XS against int8 activations (quantize_activations_q8k in q6_k.h: per
+// 256 one float scale dx), as llama.cpp pairs IQ4_XS with Q8_K. Per block,
+// exactly in int32 (|I| <= 8 x 32 x 32 x 127 x 128):
+//   I = sum_j (code_j - 32) * sum over sub-block j (32 values) of kIq4NlValues[index] * q
+// then in float, block after block: y += float(I) * (d * dx) (dot_q6_k_q8k's
+// arithmetic: signed scales, no mins).
+float dot_iq4_xs_q8k(const uint8_t* row, const int8_t* q, const float* dx, int64_t n);
+
 }  // namespace lowbit

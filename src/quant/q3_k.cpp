@@ -84,4 +84,25 @@ void quantize_row_q3_K(const float* src, uint8_t* row, int64_t n) {
   }
 }
 
+float dot_q3_k_q8k(const uint8_t* row, const int8_t* q, const float* dx, int64_t n) {
+  check_row_length("q3_K", n, kQ3_KBlockSize);
+  float y = 0;
+  int8_t v[kQ3_KBlockSize];
+  int codes[16];
+  for (int64_t i = 0; i < n / kQ3_KBlockSize; ++i) {
+    const auto b = load_block<BlockQ3_K>(row, i);
+    unpack_q3_k_values(b, v);
+    q3_k_scale_codes(b.scales, codes);
+    const int8_t* qb = q + i * kQ3_KBlockSize;
+    int32_t block = 0;
+    for (int s = 0; s < 16; ++s) {
+      int32_t sub = 0;
+      for (int l = 16 * s; l < 16 * s + 16; ++l) sub += v[l] * qb[l];
+      block += (codes[s] - 32) * sub;
+    }
+    y += static_cast<float>(block) * (fp16_to_float(b.d) * dx[i]);
+  }
+  return y;
+}
+
 }  // namespace lowbit

@@ -41,4 +41,12 @@ void dequantize_row_q3_K(const uint8_t* row, float* dst, int64_t n);
 // codes 32 + ceil(step / d); values round(x / (d (code - 32))) in -4..3.
 void quantize_row_q3_K(const float* src, uint8_t* row, int64_t n);
 
+// Q3_K against int8 activations (quantize_activations_q8k in q6_k.h: per 256
+// one float scale dx), as llama.cpp pairs Q3_K with Q8_K. Per block, exactly in
+// int32 (|I| <= 16 x 32 x 16 x 4 x 128):
+//   I = sum_s (c[s] - 32) * sum over sub-block s (16 values) of v * q
+// then in float, block after block: y += float(I) * (d * dx) (dot_q6_k_q8k's
+// arithmetic: Q3_K, like Q6_K, has signed scales and no mins).
+float dot_q3_k_q8k(const uint8_t* row, const int8_t* q, const float* dx, int64_t n);
+
 }  // namespace lowbit

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "core/error.h"
@@ -19,7 +20,8 @@ TEST(KernelDispatch, FamilyNamesAreUniqueAndApproximationsAreMarked) {
     // The int8-LUT variants and the int8-activation k-quants (Q8_K) are the approximate
     // ones (design.md rule 2: they say so in their name and docs).
     const bool approximate = name == "tl1_0" || name == "tl2_0" || name == "q6_k_q8k" || name == "q4_k_q8k" ||
-                             name == "q5_k_q8k" || name == "q2_k_q8k";
+                             name == "q5_k_q8k" || name == "q2_k_q8k" || name == "q3_k_q8k" ||
+                             name == "iq4_xs_q8k";
     EXPECT_EQ(f.lossless, !approximate) << name;
   }
   EXPECT_NE(find_kernel_family("ref"), nullptr);
@@ -43,6 +45,14 @@ TEST(KernelDispatch, SeveralForcedFamiliesJoinedByPlus) {
   EXPECT_EQ(make_matmul(ternary, both, pool)->kernel_name(), make_matmul(ternary, "auto", pool)->kernel_name());
   EXPECT_EQ(forced_kernel_names(both), (std::vector<std::string>{"q4_k_q8k", "q6_k_q8k"}));
   EXPECT_TRUE(forced_kernel_names("auto").empty());
+  // "q8k": every int8-activation k-quant family, whatever else comes with it.
+  const auto group = forced_kernel_names("q8k+ref");
+  for (const std::string name : {"q6_k_q8k", "q4_k_q8k", "q5_k_q8k", "q2_k_q8k", "q3_k_q8k", "iq4_xs_q8k"})
+    EXPECT_NE(std::find(group.begin(), group.end(), name), group.end()) << name;
+  EXPECT_EQ(group.back(), "ref");
+  EXPECT_EQ(group.size(), 7u);
+  EXPECT_EQ(make_matmul({"a", GgmlType::Q4_K, 16, 256, q4k.data()}, "q8k", pool)->kernel_name(), "q4_k_q8k/avx2");
+  EXPECT_EQ(make_matmul(ternary, "q8k", pool)->kernel_name(), make_matmul(ternary, "auto", pool)->kernel_name());
   for (const std::string bad : {"q4_k_q8k+nope", "q4_k_q8k+", "+q4_k_q8k", ""}) {
     try {
       forced_kernel_names(bad);

@@ -11,7 +11,9 @@
 #include "core/rng.h"
 #include "kernels/dispatch.h"
 #include "kernels/k_quant_q8k.h"
+#include "quant/iq4_xs.h"
 #include "quant/q2_k.h"
+#include "quant/q3_k.h"
 #include "quant/q4_k.h"
 #include "quant/q5_k.h"
 #include "quant/q6_k.h"
@@ -137,6 +139,63 @@ TEST(Q2KQ8KKernel, MatchesTheInt8ReferenceBitwise) {
                                              {offsetof(BlockQ2_K, d), offsetof(BlockQ2_K, dmin)}, extreme);
     expect_matches_int8_reference({"blk.0.ffn_up.weight", GgmlType::Q2_K, n, k, data.data()}, "q2_k_q8k",
                                   "q2_k_q8k/avx2", "q2_k/", dot_q2_k_q8k, sizeof(BlockQ2_K), tokens, extreme, pool);
+  }
+}
+
+TEST(Q3KQ8KKernel, MatchesTheInt8ReferenceBitwise) {
+  const KernelFamily* f = find_kernel_family("q3_k_q8k");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(f->lossless) << "int8 activations approximate the float q3_k";
+  ASSERT_TRUE(cpu_features().has_avx2_level()) << "no AVX2: the q3_k_q8k kernel cannot run here";
+  ThreadPool pool(2);
+  // extreme: every value 3, every scale code 63 (scale 31); the test's -4s and
+  // -32s at the int32 limits are Q3_KQ8K.ExtremesStayExactInInt32's.
+  for (const auto& [n, k, tokens, extreme] : std::vector<std::tuple<int64_t, int64_t, int64_t, bool>>{
+           {1, 256, 1, false}, {37, 512, 1, false}, {100, 2560, 3, false}, {16, 1024, 8, false}, {9, 512, 5, false},
+           {5, 6912, 2, true}, {3, 768, 7, true}}) {
+    const auto data = random_rows<BlockQ3_K>(n, k, static_cast<uint64_t>(n * k + 3), {offsetof(BlockQ3_K, d)}, extreme);
+    expect_matches_int8_reference({"blk.0.ffn_up.weight", GgmlType::Q3_K, n, k, data.data()}, "q3_k_q8k",
+                                  "q3_k_q8k/avx2", "q3_k/", dot_q3_k_q8k, sizeof(BlockQ3_K), tokens, extreme, pool);
+  }
+}
+
+TEST(Iq4XsQ8KKernel, MatchesTheInt8ReferenceBitwise) {
+  const KernelFamily* f = find_kernel_family("iq4_xs_q8k");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(f->lossless) << "int8 activations approximate the float iq4_xs";
+  ASSERT_TRUE(cpu_features().has_avx2_level()) << "no AVX2: the iq4_xs_q8k kernel cannot run here";
+  ThreadPool pool(2);
+  // extreme: every index 15 (113) and scale code 63 (scale 31); index 0 and
+  // code 0 at the int32 limits are Iq4XsQ8K.ExtremesStayExactInInt32's.
+  for (const auto& [n, k, tokens, extreme] : std::vector<std::tuple<int64_t, int64_t, int64_t, bool>>{
+           {1, 256, 1, false}, {37, 512, 1, false}, {100, 2560, 3, false}, {16, 1024, 8, false}, {9, 512, 5, false},
+           {5, 6912, 2, true}, {3, 768, 7, true}}) {
+    const auto data = random_rows<BlockIq4Xs>(n, k, static_cast<uint64_t>(n * k + 4), {offsetof(BlockIq4Xs, d)}, extreme);
+    expect_matches_int8_reference({"blk.0.ffn_up.weight", GgmlType::IQ4_XS, n, k, data.data()}, "iq4_xs_q8k",
+                                  "iq4_xs_q8k/avx2", "iq4_xs/", dot_iq4_xs_q8k, sizeof(BlockIq4Xs), tokens, extreme,
+                                  pool);
+  }
+}
+
+TEST(Iq4XsQ8KKernel, PairLayoutPutsEachSubBlockInOneVector) {
+  // Element e has index (7e + e / 32) % 16, placed as the file places it;
+  // afterwards byte i of group p holds elements 64p + i and 64p + 32 + i.
+  const auto index = [](int e) { return (7 * e + e / 32) % 16; };
+  BlockIq4Xs b[2]{};
+  for (auto& blk : b) {
+    for (int j = 0; j < 8; ++j)
+      for (int l = 0; l < 16; ++l)
+        blk.qs[16 * j + l] = static_cast<uint8_t>(index(32 * j + l) | index(32 * j + l + 16) << 4);
+    blk.d = 0x1234;
+    blk.scales_h = 0xABCD;
+  }
+  iq4_xs_pair_layout(reinterpret_cast<uint8_t*>(b), 2);
+  for (const auto& blk : b) {
+    for (int p = 0; p < 4; ++p)
+      for (int i = 0; i < 32; ++i)
+        ASSERT_EQ(blk.qs[32 * p + i], index(64 * p + i) | index(64 * p + 32 + i) << 4) << p << " " << i;
+    EXPECT_EQ(blk.d, 0x1234);
+    EXPECT_EQ(blk.scales_h, 0xABCD);
   }
 }
 

@@ -1,4 +1,4 @@
-// The int8-activation dots of Q6_K and Q4_K (quant/q6_k.h, quant/q4_k.h),
+// The int8-activation dots of the k-quants (quant/q2_k.h ... quant/q6_k.h) and IQ4_XS,
 // checked by hand and against the float dot of the dequantized weights.
 #include <gtest/gtest.h>
 
@@ -9,6 +9,9 @@
 #include "core/half.h"
 #include "core/rng.h"
 #include "quant/q2_k.h"
+#include "quant/iq4_xs.h"
+#include "quant/iq4_nl.h"
+#include "quant/q3_k.h"
 #include "quant/q4_k.h"
 #include "quant/q5_k.h"
 #include "quant/q6_k.h"
@@ -183,6 +186,78 @@ TEST(Q2_KQ8K, ExtremesStayExactInInt32) {
 
 TEST(Q2_KQ8K, CloseToTheFloatDot) {
   expect_close_to_the_float_dot(quantize_row_q2_K, dequantize_row_q2_K, dot_q2_k_q8k, sizeof(BlockQ2_K), 11);
+}
+
+TEST(Q3_KQ8K, HandBlock) {
+  // Every value 2 (low bits 2, high bit set: no -4), every scale code 35
+  // (scale 3), d = 0.5: weights (0.5 x 3) x 2 = 3; I = 16 x 3 x 16 x 2 x 127.
+  BlockQ3_K b{};
+  for (auto& h : b.hmask) h = 0xFF;
+  for (auto& v : b.qs) v = 0xAA;
+  for (int s = 0; s < 8; ++s) b.scales[s] = 0x33;        // low 4 bits 3 (two codes a byte)
+  for (int s = 8; s < 12; ++s) b.scales[s] = 0xAA;       // high 2 bits 2 (four codes a byte)
+  b.d = float_to_fp16(0.5f);
+  std::vector<float> x(256, 1.0f);
+  std::vector<int8_t> q(256);
+  float d;
+  quantize_activations_q8k(x.data(), 256, q.data(), &d);
+  const float y = dot_q3_k_q8k(reinterpret_cast<const uint8_t*>(&b), q.data(), &d, 256);
+  EXPECT_EQ(y, static_cast<float>(16 * 3 * 16 * 2 * 127) * (0.5f * d));
+  EXPECT_NEAR(y, 256 * 3, 1e-2);
+}
+
+TEST(Q3_KQ8K, ExtremesStayExactInInt32) {
+  // Values -4 (no bits set), scale codes 0 (scale -32), activations -128.
+  BlockQ3_K b{};
+  b.d = float_to_fp16(1.0f);
+  std::vector<int8_t> q(256, -128);
+  const float d = 1.0f;
+  EXPECT_EQ(dot_q3_k_q8k(reinterpret_cast<const uint8_t*>(&b), q.data(), &d, 256),
+            static_cast<float>(256 * -32 * -4 * -128));
+}
+
+TEST(Q3_KQ8K, CloseToTheFloatDot) {
+  expect_close_to_the_float_dot(quantize_row_q3_K, dequantize_row_q3_K, dot_q3_k_q8k, sizeof(BlockQ3_K), 13);
+}
+
+TEST(Iq4XsQ8K, HandBlock) {
+  // Sub-block j has index j + 8 (codebook value kIq4NlValues[j + 8] > 0) and
+  // scale code 33 + j (scale j + 1); d = 0.25; activations all 1 (q = 127).
+  BlockIq4Xs b{};
+  b.d = float_to_fp16(0.25f);
+  for (int j = 0; j < 8; ++j) {
+    const int code = 33 + j;
+    b.scales_l[j / 2] = static_cast<uint8_t>(b.scales_l[j / 2] | (code & 15) << (4 * (j % 2)));
+    b.scales_h = static_cast<uint16_t>(b.scales_h | (code >> 4) << (2 * j));
+    for (int l = 0; l < 16; ++l) b.qs[16 * j + l] = static_cast<uint8_t>((j + 8) | (j + 8) << 4);
+  }
+  std::vector<float> x(256, 1.0f);
+  std::vector<int8_t> q(256);
+  float d;
+  quantize_activations_q8k(x.data(), 256, q.data(), &d);
+  int32_t want = 0;
+  float weights = 0;
+  for (int j = 0; j < 8; ++j) {
+    want += (j + 1) * 32 * kIq4NlValues[j + 8] * 127;
+    weights += 32 * 0.25f * static_cast<float>((j + 1) * kIq4NlValues[j + 8]);
+  }
+  const float y = dot_iq4_xs_q8k(reinterpret_cast<const uint8_t*>(&b), q.data(), &d, 256);
+  EXPECT_EQ(y, static_cast<float>(want) * (0.25f * d));
+  EXPECT_NEAR(y, weights, 1e-2);
+}
+
+TEST(Iq4XsQ8K, ExtremesStayExactInInt32) {
+  // Every index 0 (-127), every scale code 0 (scale -32), activations -128.
+  BlockIq4Xs b{};
+  b.d = float_to_fp16(1.0f);
+  std::vector<int8_t> q(256, -128);
+  const float d = 1.0f;
+  EXPECT_EQ(dot_iq4_xs_q8k(reinterpret_cast<const uint8_t*>(&b), q.data(), &d, 256),
+            static_cast<float>(256 * -32 * -127 * -128));
+}
+
+TEST(Iq4XsQ8K, CloseToTheFloatDot) {
+  expect_close_to_the_float_dot(quantize_row_iq4_xs, dequantize_row_iq4_xs, dot_iq4_xs_q8k, sizeof(BlockIq4Xs), 17);
 }
 
 }  // namespace
