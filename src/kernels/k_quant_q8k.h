@@ -2,11 +2,11 @@
 // compute k-quants (Q6_K x Q8_K, Q4_K x Q8_K): activations quantized to int8
 // per block of 256 (quant/q6_k.h's quantize_activations_q8k), integer dot
 // products per block, then one float scale. Each is exactly its quant/ scalar
-// reference (dot_q6_k_q8k, dot_q4_k_q8k), which approximates the float k-quant
+// reference (dot_q6_k_q8k, dot_q4_k_q8k, ...), which approximates the float k-quant
 // family by the activations' rounding (`lowbit verify` reports by how much).
-// Chosen only when asked for (--kernel q6_k_q8k / q4_k_q8k): auto never picks
-// an approximation. The layout is the file's (but IQ4_XS's), copied at load
-// onto huge pages.
+// Chosen only when asked for (--kernel q6_k_q8k / q4_k_q8k / ..., or q8k for
+// them all): auto never picks an approximation. The layout is the file's (but
+// IQ4_XS's), copied at load onto huge pages.
 //   q6_k_q8k: Q6_K rows (output heads, embeddings), vpdpbusd (AVX-512 VNNI) or
 //             vpmaddubsw (AVX2).
 //   q4_k_q8k: Q4_K rows (most "Q4_K_M" matrices), vpmaddubsw (AVX2).

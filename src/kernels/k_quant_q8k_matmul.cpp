@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstddef>
 #include <vector>
 
 #include "core/aligned_buffer.h"
@@ -33,8 +34,8 @@ struct Q8KSpec {
 };
 
 constexpr int64_t kQ8KBlock = 256;
-static_assert(kQ6_KBlockSize == kQ8KBlock && kQ3_KBlockSize == kQ8KBlock && kIq4XsBlockSize == kQ8KBlock && kQ4_KBlockSize == kQ8KBlock && kQ5_KBlockSize == kQ8KBlock &&
-              kQ2_KBlockSize == kQ8KBlock);
+static_assert(kQ6_KBlockSize == kQ8KBlock && kQ5_KBlockSize == kQ8KBlock && kQ4_KBlockSize == kQ8KBlock &&
+              kQ3_KBlockSize == kQ8KBlock && kQ2_KBlockSize == kQ8KBlock && kIq4XsBlockSize == kQ8KBlock);
 
 class KQuantQ8KMatmul final : public Matmul {
  public:
