@@ -50,7 +50,10 @@ int run(VerifyOptions o) {
   std::vector<std::string> labels = {"auto"};
   for (const KernelFamily& f : kernel_families())
     if (std::string(f.name) != "ref" && (only == "auto" || only == f.name)) labels.push_back(f.name);
-  if (only.find('+') != std::string::npos) labels.push_back(only);  // several families joined
+  if (only != "auto" && find_kernel_family(only) == nullptr) {
+    forced_kernel_names(only);  // an unknown name fails here, named
+    labels.push_back(only);     // several families joined by '+', or a group ("q8k")
+  }
 
   std::vector<Row> rows;
   std::vector<std::string> auto_kernels;

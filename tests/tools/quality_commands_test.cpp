@@ -121,6 +121,26 @@ TEST(QuantizeCommand, BlockQuantMixesRunLosslessly) {
   }
 }
 
+// --kernel names what verify compares: a group ("q8k") is one row with each
+// of its families on the matrices it takes; an unknown name is an error.
+TEST(VerifyCommand, KernelGroupIsOneRowAndUnknownNamesFail) {
+  const std::string f16 = testing::temp_path("verify-group-tiny-f16.gguf");
+  testing::Outcome o = run_lowbit("gen-model --shape tiny --type f16 --seed 6 -o " + quote(f16));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::string mix = testing::temp_path("verify-group-tiny-q3_K.gguf");
+  o = run_lowbit("quantize " + quote(f16) + " " + quote(mix) + " --type q3_K --embd-type q6_K");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  o = run_lowbit("verify -t 2 --kernel q8k -m " + quote(mix));
+  ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_NE(o.out.find("\nq8k "), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("q3_k_q8k/"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("q6_k_q8k/"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("approximate"), std::string::npos) << o.out;
+  o = run_lowbit("verify -t 2 --kernel nope -m " + quote(mix));
+  EXPECT_NE(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.err.find("'nope'"), std::string::npos) << o.err;
+}
+
 TEST(QuantizeCommand, UnknownTypeIsRefused) {
   const testing::Outcome o = run_lowbit("quantize " + quote(fixture("llama2c/stories260K.bin")) + " " +
                                         quote(testing::temp_path("never.gguf")) + " --type iq2_xxs");
