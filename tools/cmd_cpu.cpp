@@ -11,7 +11,8 @@ CommandMain setup_cpu(CLI::App&) {
   return [] {
     const CpuFeatures& f = cpu_features();
     std::printf("features: %s\n", f.describe().c_str());
-    std::printf("isa levels: scalar%s%s\n", f.has_avx2_level() ? " avx2" : "", f.has_avx512_level() ? " avx512" : "");
+    std::printf("isa levels: scalar%s%s%s\n", f.has_avx2_level() ? " avx2" : "", f.has_avx512_level() ? " avx512" : "",
+                f.has_neon_level() ? " neon-dotprod" : "");
     return 0;
   };
 }

@@ -4,6 +4,9 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#elif defined(__aarch64__) && defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
 #endif
 
 namespace lowbit {
@@ -51,6 +54,14 @@ CpuFeatures detect() {
   f.avx_vnni_int8 = d & (1u << 4);
   return f;
 }
+#elif defined(__aarch64__) && defined(__linux__)
+CpuFeatures detect() {
+  const unsigned long hwcap = getauxval(AT_HWCAP);
+  CpuFeatures f;
+  f.neon = hwcap & HWCAP_ASIMD;
+  f.neon_dotprod = hwcap & HWCAP_ASIMDDP;
+  return f;
+}
 #else
 CpuFeatures detect() { return CpuFeatures{}; }
 #endif
@@ -77,6 +88,8 @@ std::string CpuFeatures::describe() const {
   add(avx512vnni, "avx512vnni");
   add(avx512vbmi, "avx512vbmi");
   add(avx512bf16, "avx512bf16");
+  add(neon, "neon");
+  add(neon_dotprod, "dotprod");
   return s.empty() ? "scalar" : s;
 }
 

@@ -1,7 +1,14 @@
-// What the CPU can do, read once with cpuid (and xgetbv for OS register support).
+// What the CPU can do, read once: cpuid (and xgetbv for OS register support) on
+// x86-64, the kernel's hwcap bits on 64-bit Arm.
 #pragma once
 
 #include <string>
+
+// LOWBIT_X86_KERNELS and LOWBIT_NEON_KERNELS (1 or 0) say which ISA folders of
+// src/kernels this build compiled; CMakeLists.txt defines them for every file.
+#if !defined(LOWBIT_X86_KERNELS) || !defined(LOWBIT_NEON_KERNELS)
+#error "LOWBIT_X86_KERNELS and LOWBIT_NEON_KERNELS are set by CMakeLists.txt"
+#endif
 
 namespace lowbit {
 
@@ -23,12 +30,18 @@ struct CpuFeatures {
   // non-temporal prefetch made the F16 GEMV faster on Zen 5 and slower on an
   // Intel Xeon (kernels/simd_float_gemv_body.h).
   bool vendor_amd = false;
+  // 64-bit Arm (hwcap): Advanced SIMD, and its int8 dot product (sdot/udot,
+  // ARMv8.2-A's optional DotProd, part of ARMv8.4-A).
+  bool neon = false;
+  bool neon_dotprod = false;
 
   // The ISA levels kernels are built for: AVX2 (+FMA/F16C/BMI2: the x86_avx2
   // files are compiled with -mbmi2, and the lookup GEMM uses rorx) and
   // AVX-512 (F/BW/VL/DQ).
   bool has_avx2_level() const { return avx2 && fma && f16c && bmi2; }
   bool has_avx512_level() const { return has_avx2_level() && avx512f && avx512bw && avx512vl && avx512dq; }
+  // The Arm level the arm_neon files are built for (-march=armv8.2-a+dotprod).
+  bool has_neon_level() const { return neon && neon_dotprod; }
   std::string describe() const;  // "avx2 fma f16c avx512f ..."
 };
 

@@ -16,6 +16,8 @@ namespace {
 inline void cpu_relax() {
 #if defined(__x86_64__)
   _mm_pause();
+#elif defined(__aarch64__)
+  __asm__ volatile("yield");
 #endif
 }
 

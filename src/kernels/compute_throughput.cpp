@@ -25,6 +25,13 @@ double seconds_of_add_chain(uint64_t iterations) {
     __asm__ volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
                      "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0"
                      : "+r"(v));
+#elif defined(__aarch64__)
+  for (uint64_t i = 0; i < iterations; ++i)
+    __asm__ volatile("add %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\t"
+                     "add %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1"
+                     : "+r"(v));
+#else
+#error "measure_cpu_clock needs a dependent-add chain for this architecture"
 #endif
   return now_seconds() - t0;
 }

@@ -1,5 +1,5 @@
 // The inner loops of the "f16" kernel family (float_matmul.h), one per ISA
-// (x86_avx2/, x86_avx512/), called only after run-time CPU detection.
+// (x86_avx2/, x86_avx512/, arm_neon/), called only after run-time CPU detection.
 #pragma once
 
 #include <cstdint>
@@ -50,5 +50,7 @@ FloatTileDots float_tile_dots_avx2(GgmlType type, bool prefetch);
 using FloatRowDequantize = void (*)(const uint8_t* row, int64_t blocks, float* out);
 FloatRowDequantize float_row_dequantize_avx512(GgmlType type);
 FloatRowDequantize float_row_dequantize_avx2(GgmlType type);
+FloatTileDots float_tile_dots_neon(GgmlType type, bool prefetch);
+FloatRowDequantize float_row_dequantize_neon(GgmlType type);
 
 }  // namespace lowbit

@@ -25,13 +25,22 @@ struct I2sIsa {
 // "Session 15"), where one thread read one stream at 60-65% of the probe's
 // four; Intel's prefetchers were never measured with them (as int2's pairs).
 I2sIsa pick_isa(const CpuFeatures& cpu) {
+#if LOWBIT_X86_KERNELS
   if (cpu.has_avx512_level())
     return cpu.avx512vnni ? I2sIsa{"avx512-vnni", i2s_tile_dots_avx512(true)}
                           : I2sIsa{"avx512", i2s_tile_dots_avx512(false)};
   if (cpu.avx_vnni) return I2sIsa{"avx2-vnni", i2s_tile_dots_avx2(true)};
-  return cpu.vendor_amd ? I2sIsa{"avx2-pairs", i2s_tile_dots_avx2(false), i2s_pair_dots_avx2(false), true}
-                        : I2sIsa{"avx2", i2s_tile_dots_avx2(false), nullptr, true};
+  if (cpu.has_avx2_level())
+    return cpu.vendor_amd ? I2sIsa{"avx2-pairs", i2s_tile_dots_avx2(false), i2s_pair_dots_avx2(false), true}
+                          : I2sIsa{"avx2", i2s_tile_dots_avx2(false), nullptr, true};
+#endif
+#if LOWBIT_NEON_KERNELS
+  if (cpu.has_neon_level()) return I2sIsa{"neon-dotprod", i2s_tile_dots_neon()};
+#endif
+  return I2sIsa{"none", nullptr};
 }
+
+bool cpu_runs_i2s(const CpuFeatures& cpu) { return pick_isa(cpu).dots != nullptr; }
 
 // Plain AVX2 takes blocks of 16 tokens by table lookup: on an AVX2-only Zen 3
 // it ran 1.5x the multiply-adds per second of the vpmaddubsw tile dots
@@ -73,11 +82,13 @@ class I2sMatmul final : public TernaryMatmul {
   }
   void forward_units(const ActivationBatch& in, float* y, int64_t begin, int64_t end) const override {
     const int64_t n = lut_ ? lut_tokens(in.tokens()) : 0;
+#if LOWBIT_X86_KERNELS
     if (n > 0)
       i2s_lut_gemm_avx2(tiles_, cols_, begin, end, in.q(), in.k_padded(), n,
                         [&](int64_t tile, int64_t t0, int tokens, const int32_t* dots) {
                           write_rows(tile, in, t0, tokens, dots, y, /*codes=*/false);
                         });
+#endif
     forward_tokens(in, y, begin, end, n);
   }
 
@@ -121,7 +132,7 @@ class I2sMatmul final : public TernaryMatmul {
 }  // namespace
 
 int i2s_score(const WeightView& w, const CpuFeatures& cpu) {
-  if (!cpu.has_avx2_level()) return 0;
+  if (!cpu_runs_i2s(cpu)) return 0;
   if (!ternary_scale(w)) return 0;  // I2_S, TQ1_0, TQ2_0 or F16 holding one scale
   if (w.type == GgmlType::F16) return -1;  // F16 models are computed in float unless forced
   return cpu.has_avx512_level() ? 30 : 20;
@@ -129,9 +140,9 @@ int i2s_score(const WeightView& w, const CpuFeatures& cpu) {
 
 std::unique_ptr<Matmul> i2s_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
   const auto s = ternary_scale(w);
-  if (!s || !cpu.has_avx2_level())
+  if (!s || !cpu_runs_i2s(cpu))
     fail("tensor ", w.name, ": kernel i2s cannot multiply ", ggml_type_name(w.type), " ", w.rows, " x ", w.cols,
-         " on this CPU (needs ternary weights with one scale, and AVX2)");
+         " on this CPU (needs ternary weights with one scale, and AVX2 or NEON with dotprod)");
   return std::make_unique<I2sMatmul>(w, *s, cpu, pool);
 }
 

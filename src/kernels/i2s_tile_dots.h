@@ -1,4 +1,4 @@
-// The inner loops of the I2_S kernel (ISA code in x86_avx2/ and x86_avx512/),
+// The inner loops of the I2_S kernel (ISA code in x86_avx2/, x86_avx512/ and arm_neon/),
 // called only after run-time CPU detection.
 #pragma once
 
@@ -28,5 +28,7 @@ I2sTileDots i2s_tile_dots_avx512(bool vnni);
 I2sTileDots i2s_tile_dots_avx2(bool vnni);
 // Plain AVX2 only (nullptr with VNNI: there the one-token loop has no pair form).
 I2sPairDots i2s_pair_dots_avx2(bool vnni);
+// sdot with a lane operand: each 32-bit lane of codes times 4 activation bytes.
+I2sTileDots i2s_tile_dots_neon();
 
 }  // namespace lowbit

@@ -1,5 +1,5 @@
 // "int1": +-1 weights with a scale per group (Q1_0), bits expanded to bytes
-// and multiplied with int8 VNNI (the AI-PC paper's 1-bit kernel).
+// and multiplied with int8 VNNI (the AI-PC paper's 1-bit kernel; sdot on NEON).
 #include "core/error.h"
 #include "kernels/aipc_families.h"
 #include "kernels/vnni4_matmul.h"
@@ -11,19 +11,21 @@ namespace lowbit {
 namespace {
 
 int int1_score(const WeightView& w, const CpuFeatures& cpu) {
-  return w.type == GgmlType::Q1_0 && vnni4_isa(cpu) != Vnni4Isa::None ? 20 : 0;
+  return w.type == GgmlType::Q1_0 && vnni4_kernel(Vnni4Bits::One, vnni4_isa(cpu), cpu.vendor_amd) != nullptr ? 20 : 0;
 }
 
 std::unique_ptr<Matmul> int1_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
   const Vnni4Isa isa = vnni4_isa(cpu);
-  if (w.type != GgmlType::Q1_0 || isa == Vnni4Isa::None)
-    fail("tensor ", w.name, ": the int1 kernel needs Q1_0 weights and AVX2 (type ", ggml_type_name(w.type),
+  if (w.type != GgmlType::Q1_0 || vnni4_kernel(Vnni4Bits::One, isa, cpu.vendor_amd) == nullptr)
+    fail("tensor ", w.name, ": the int1 kernel needs Q1_0 weights and AVX2 or NEON dotprod (type ", ggml_type_name(w.type),
          ", cpu: ", cpu.describe(), ")");
   Vnni4Layout layout = pack_q1_0(w, Vnni4Bits::One, pool);
   // weight = 2 * bit - 1: I = 2 D - S.
   Vnni4Spec spec{cat("int1/", vnni4_isa_name(isa)), vnni4_kernel(Vnni4Bits::One, isa, cpu.vendor_amd), -1, {}, 1.0f, {}};
   // Several tokens on plain AVX2: each step's bits expanded once for up to 4 of them.
+#if LOWBIT_X86_KERNELS
   if (spec.kernel == int1_gemv_avx2) spec.tokens = int1_tokens_avx2;
+#endif
   return make_vnni4_matmul(std::move(layout), std::move(spec));
 }
 
@@ -44,7 +46,7 @@ Vnni4Layout pack_q1_0(const WeightView& w, Vnni4Bits bits, ThreadPool& pool) {
 }
 
 KernelFamily int1_kernel_family() {
-  return {"int1", "1-bit +-1 weights (Q1_0), bit expand + int8 VNNI (AI-PC paper; AVX2/AVX-512)", int1_score,
+  return {"int1", "1-bit +-1 weights (Q1_0), bit expand + int8 VNNI (AI-PC paper; AVX2/AVX-512; NEON sdot)", int1_score,
           int1_make};
 }
 

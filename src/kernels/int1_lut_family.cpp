@@ -13,19 +13,23 @@ namespace {
 int int1_lut_score(const WeightView& w, const CpuFeatures& cpu) {
   if (w.type != GgmlType::Q1_0) return 0;
   const Vnni4Isa isa = vnni4_isa(cpu);
-  return isa == Vnni4Isa::Avx2 ? 25 : isa == Vnni4Isa::None ? 0 : 15;  // int1 scores 20
+  return isa == Vnni4Isa::Avx2 ? 25 : vnni4_isa_x86(isa) ? 15 : 0;  // int1 scores 20; x86 code only
 }
 
 std::unique_ptr<Matmul> int1_lut_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
-  if (w.type != GgmlType::Q1_0 || vnni4_isa(cpu) == Vnni4Isa::None)
+  if (w.type != GgmlType::Q1_0 || !vnni4_isa_x86(vnni4_isa(cpu)))
     fail("tensor ", w.name, ": the int1_lut kernel needs Q1_0 weights and AVX2 (type ", ggml_type_name(w.type),
          ", cpu: ", cpu.describe(), ")");
+#if LOWBIT_X86_KERNELS
   Vnni4Layout layout = pack_q1_0(w, Vnni4Bits::OneLookup, pool);
   // weight = 2 * bit - 1: I = 2 D - S, as int1.
   Vnni4Spec spec{"int1_lut/avx2", int1_lut_gemv_avx2, -1, {}, 1.0f, {}};
   spec.tokens = int1_lut_tokens_avx2;
   spec.tables = {int1_lut_tables_avx2, int1_lut_table_bytes};
   return make_vnni4_matmul(std::move(layout), std::move(spec));
+#else
+  fail("tensor ", w.name, ": the int1_lut kernel is x86 code, not built here");
+#endif
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // "int2": 2-bit codes with any 4 levels, up-converted with vpshufb (the AI-PC
-// paper's VNNI4-interleaved kernel). Reads Q2_0 (its own family of files),
+// paper's VNNI4-interleaved kernel; tbl and sdot on NEON). Reads Q2_0 (its own family of files),
 // and the ternary TQ2_0 / I2_S (which the i2s family serves better by default).
 #include <algorithm>
 #include <climits>
@@ -22,7 +22,7 @@ constexpr std::array<int8_t, 4> kCodeMinusOne = {-1, 0, 1, 2};
 constexpr uint16_t kFp16One = 0x3c00;
 
 int int2_score(const WeightView& w, const CpuFeatures& cpu) {
-  if (vnni4_isa(cpu) == Vnni4Isa::None) return 0;
+  if (vnni4_kernel(Vnni4Bits::Two, vnni4_isa(cpu), cpu.vendor_amd) == nullptr) return 0;
   switch (w.type) {
     case GgmlType::Q2_0: return 20;
     case GgmlType::TQ2_0:
@@ -83,8 +83,10 @@ Vnni4Kernel int2_kernel(Vnni4Isa isa, const std::array<int8_t, 4>& levels, int64
   const int span = *std::max_element(levels.begin(), levels.end()) - *std::min_element(levels.begin(), levels.end());
   const bool int16 = isa == Vnni4Isa::Avx2 && span <= kInt2Int16MaxSpan;
   if (name != nullptr) *name = cat("int2/", vnni4_isa_name(isa), masking ? "-linear" : int16 ? "-int16" : "");
+#if LOWBIT_X86_KERNELS
   if (masking) return nta_prefetch ? int2_linear_gemv_avx512 : int2_linear_gemv_avx512_t0;
   if (int16) return int2_gemv_avx2_int16;
+#endif
   return vnni4_kernel(Vnni4Bits::Two, isa, nta_prefetch);
 }
 
@@ -92,7 +94,8 @@ std::unique_ptr<Matmul> make_int2_matmul(int64_t rows, int64_t cols, int64_t gro
                                          const std::array<int8_t, 4>& levels, Vnni4RowSource source,
                                          const CpuFeatures& cpu, ThreadPool& pool, float tensor_scale) {
   const Vnni4Isa isa = vnni4_isa(cpu);
-  if (isa == Vnni4Isa::None) fail("the int2 kernel needs AVX2 (cpu: ", cpu.describe(), ")");
+  if (vnni4_kernel(Vnni4Bits::Two, isa, cpu.vendor_amd) == nullptr)
+    fail("the int2 kernel needs AVX2 or NEON dotprod (cpu: ", cpu.describe(), ")");
   const int lowest = *std::min_element(levels.begin(), levels.end());
   const int span = *std::max_element(levels.begin(), levels.end()) - lowest;
   if (isa == Vnni4Isa::Avx2 && span > 127)
@@ -104,13 +107,17 @@ std::unique_ptr<Matmul> make_int2_matmul(int64_t rows, int64_t cols, int64_t gro
   // Several tokens (prefill, a server's batch) on plain AVX2: the codes of a
   // step looked up once for up to 4 tokens (pp64 of a 2B-4T-shaped Q2_0
   // model: docs/performance.md "Session 19").
+#if LOWBIT_X86_KERNELS
   if (spec.kernel == int2_gemv_avx2_int16) spec.tokens = int2_tokens_avx2_int16;
+#endif
   // One token on AMD: a region's halves side by side (forward_together). In
   // the roofline's chains at 2 threads int2 went from 53-73% to 54-83% of the
   // read bandwidth (2560 x 6912: 67% -> 83%; docs/performance.md "Session 11").
+#if LOWBIT_X86_KERNELS
   if (isa == Vnni4Isa::Avx512Vnni && cpu.vendor_amd)
     spec.pair = spec.name.ends_with("-linear") ? int2_linear_gemv2_avx512 : int2_gemv2_avx512;
-  // vpshufb tables indexed by a nibble: bits 0-1 (first 16 bytes), bits 2-3 (next 16).
+#endif
+  // vpshufb (NEON: tbl) tables indexed by a nibble: bits 0-1 (first 16 bytes), bits 2-3 (next 16).
   for (int n = 0; n < 16; ++n) {
     spec.lut[n] = static_cast<uint8_t>(levels[n & 3] - lowest);
     spec.lut[16 + n] = static_cast<uint8_t>(levels[n >> 2] - lowest);
@@ -119,7 +126,7 @@ std::unique_ptr<Matmul> make_int2_matmul(int64_t rows, int64_t cols, int64_t gro
 }
 
 KernelFamily int2_kernel_family() {
-  return {"int2", "2-bit codes, any 4 levels, vpshufb up-convert + int8 VNNI (AI-PC paper; AVX2/AVX-512)",
+  return {"int2", "2-bit codes, any 4 levels, vpshufb up-convert + int8 VNNI (AI-PC paper; AVX2/AVX-512; NEON sdot)",
           int2_score, int2_make};
 }
 

@@ -13,18 +13,22 @@ namespace lowbit {
 namespace {
 
 int iq4_nl_score(const WeightView& w, const CpuFeatures& cpu) {
-  return w.type == GgmlType::IQ4_NL && vnni4_isa(cpu) != Vnni4Isa::None ? 20 : 0;
+  return w.type == GgmlType::IQ4_NL && vnni4_isa_x86(vnni4_isa(cpu)) ? 20 : 0;  // x86 code only
 }
 
 std::unique_ptr<Matmul> iq4_nl_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
-  if (w.type != GgmlType::IQ4_NL || vnni4_isa(cpu) == Vnni4Isa::None)
+  if (w.type != GgmlType::IQ4_NL || !vnni4_isa_x86(vnni4_isa(cpu)))
     fail("tensor ", w.name, ": the iq4_nl kernel needs IQ4_NL weights and AVX2 (type ", ggml_type_name(w.type),
          ", cpu: ", cpu.describe(), ")");
+#if LOWBIT_X86_KERNELS
   Vnni4Layout layout = pack_nibble_blocks(w, pool);  // the indices as stored
   Vnni4Spec spec{"iq4_nl/avx2", int4_lut_gemv_avx2, 0, {}, 1.0f, {}};
   spec.tokens = int4_lut_tokens_avx2;
   for (int i = 0; i < 16; ++i) spec.lut[static_cast<size_t>(i)] = static_cast<uint8_t>(kIq4NlValues[static_cast<size_t>(i)]);
   return make_vnni4_matmul(std::move(layout), std::move(spec));
+#else
+  fail("tensor ", w.name, ": the iq4_nl kernel is x86 code, not built here");
+#endif
 }
 
 }  // namespace

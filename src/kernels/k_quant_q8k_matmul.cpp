@@ -111,6 +111,14 @@ class KQuantQ8KMatmul final : public Matmul {
   AlignedBuffer<uint8_t> weights_;
 };
 
+// The row functions are x86 code: elsewhere the specs hold none, and every
+// score below is 0 (no AVX2), so nothing makes them.
+#if LOWBIT_X86_KERNELS
+#define X86_ROW(f) f
+#else
+#define X86_ROW(f) nullptr
+#endif
+
 // Forced only (--kernel ...): auto keeps the float k-quant kernels, which
 // compute the model as its format defines it; these are the peers' approximation.
 bool avx512_vnni(const CpuFeatures& cpu) { return cpu.has_avx512_level() && cpu.avx512vnni; }
@@ -135,8 +143,8 @@ std::unique_ptr<Matmul> q6_k_q8k_make(const WeightView& w, const CpuFeatures& cp
   if (q6_k_q8k_score(w, cpu) == 0)
     fail("tensor ", w.name, ": kernel q6_k_q8k needs Q6_K weights with whole blocks per row and AVX2 (type ",
          ggml_type_name(w.type), ", ", w.cols, " columns, cpu: ", cpu.describe(), ")");
-  const Q8KSpec spec = avx512_vnni(cpu) ? Q8KSpec{"q6_k_q8k/avx512-vnni", 4, 32, q6_k_q8k_row_avx512, nullptr}
-                                        : Q8KSpec{"q6_k_q8k/avx2", 16, 1, nullptr, q6_k_q8k_tokens_avx2};
+  const Q8KSpec spec = avx512_vnni(cpu) ? Q8KSpec{"q6_k_q8k/avx512-vnni", 4, 32, X86_ROW(q6_k_q8k_row_avx512), nullptr}
+                                        : Q8KSpec{"q6_k_q8k/avx2", 16, 1, nullptr, X86_ROW(q6_k_q8k_tokens_avx2)};
   return std::make_unique<KQuantQ8KMatmul>(w, spec, pool);
 }
 
@@ -150,23 +158,23 @@ std::unique_ptr<Matmul> k_avx2_make(const WeightView& w, const CpuFeatures& cpu,
 }
 std::unique_ptr<Matmul> q4_k_q8k_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
   return k_avx2_make(w, cpu, pool, GgmlType::Q4_K,
-                     Q8KSpec{"q4_k_q8k/avx2", 32, 1, nullptr, q4_k_q8k_tokens_avx2});
+                     Q8KSpec{"q4_k_q8k/avx2", 32, 1, nullptr, X86_ROW(q4_k_q8k_tokens_avx2)});
 }
 std::unique_ptr<Matmul> q2_k_q8k_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
   return k_avx2_make(w, cpu, pool, GgmlType::Q2_K,
-                     Q8KSpec{"q2_k_q8k/avx2", 16, 1, nullptr, q2_k_q8k_tokens_avx2});
+                     Q8KSpec{"q2_k_q8k/avx2", 16, 1, nullptr, X86_ROW(q2_k_q8k_tokens_avx2)});
 }
 std::unique_ptr<Matmul> q3_k_q8k_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
   return k_avx2_make(w, cpu, pool, GgmlType::Q3_K,
-                     Q8KSpec{"q3_k_q8k/avx2", 16, 4, nullptr, q3_k_q8k_tokens_avx2});
+                     Q8KSpec{"q3_k_q8k/avx2", 16, 4, nullptr, X86_ROW(q3_k_q8k_tokens_avx2)});
 }
 std::unique_ptr<Matmul> iq4_xs_q8k_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
   return k_avx2_make(w, cpu, pool, GgmlType::IQ4_XS,
-                     Q8KSpec{"iq4_xs_q8k/avx2", 0, 0, nullptr, iq4_xs_q8k_tokens_avx2, iq4_xs_pair_layout});
+                     Q8KSpec{"iq4_xs_q8k/avx2", 0, 0, nullptr, X86_ROW(iq4_xs_q8k_tokens_avx2), iq4_xs_pair_layout});
 }
 std::unique_ptr<Matmul> q5_k_q8k_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
   return k_avx2_make(w, cpu, pool, GgmlType::Q5_K,
-                     Q8KSpec{"q5_k_q8k/avx2", 32, 1, nullptr, q5_k_q8k_tokens_avx2});
+                     Q8KSpec{"q5_k_q8k/avx2", 32, 1, nullptr, X86_ROW(q5_k_q8k_tokens_avx2)});
 }
 
 // Every family here rounds the activations to int8: lossless false.

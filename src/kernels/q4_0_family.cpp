@@ -48,7 +48,9 @@ std::unique_ptr<Matmul> q4_0_make(const WeightView& w, const CpuFeatures& cpu, T
   Vnni4Layout layout = pack_nibble_blocks(w, pool);
   // The kernel is plain AVX2 at every level (vnni4_matmul.h), hence its name.
   Vnni4Spec spec{"q4_0/avx2", kernel, -8, {}, 1.0f, {}};
+#if LOWBIT_X86_KERNELS
   spec.tokens = int4_linear_tokens_avx2;
+#endif
   return make_vnni4_matmul(std::move(layout), std::move(spec));
 }
 

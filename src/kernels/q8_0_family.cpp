@@ -1,6 +1,7 @@
 // "q8_0": Q8_0 weights row-interleaved 16 at a time, stored as w + 128 so that
 // vpdpbusd (unsigned x signed) multiplies them exactly; I = D - 128 S (plain
-// AVX2 widens u to int16 for vpmaddwd, as exact). The int8
+// AVX2 widens u to int16 for vpmaddwd, as exact; NEON's signed sdot takes
+// u ^ 0x80 = w and gets D - 128 S at once). The int8
 // baseline of the AI-PC paper's GEMV figures and a fast path for Q8_0 heads.
 #include "core/error.h"
 #include "kernels/aipc_families.h"
@@ -19,7 +20,7 @@ int q8_0_score(const WeightView& w, const CpuFeatures& cpu) {
 std::unique_ptr<Matmul> q8_0_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
   const Vnni4Isa isa = vnni4_isa(cpu);
   if (w.type != GgmlType::Q8_0 || vnni4_kernel(Vnni4Bits::Eight, isa, cpu.vendor_amd) == nullptr)
-    fail("tensor ", w.name, ": the q8_0 kernel needs Q8_0 weights and AVX2 (type ",
+    fail("tensor ", w.name, ": the q8_0 kernel needs Q8_0 weights and AVX2 or NEON dotprod (type ",
          ggml_type_name(w.type), ", cpu: ", cpu.describe(), ")");
   const int64_t row_bytes = ggml_row_bytes(w.type, w.cols);
   Vnni4Layout layout = pack_vnni4(
@@ -42,14 +43,16 @@ std::unique_ptr<Matmul> q8_0_make(const WeightView& w, const CpuFeatures& cpu, T
   // No pairs (Vnni4Spec::pair): a region's halves side by side were no faster
   // for q8_0 on the 2B-4T shapes (63-74% of the read against 66-77%), and the
   // head keeps its three streams.
+#if LOWBIT_X86_KERNELS
   if (isa == Vnni4Isa::Avx512Vnni && cpu.vendor_amd) spec.streams = {q8_0_gemv3_avx512, 3};
+#endif
   return make_vnni4_matmul(std::move(layout), spec);
 }
 
 }  // namespace
 
 KernelFamily q8_0_kernel_family() {
-  return {"q8_0", "Q8_0 16-row interleave, int8 VNNI (AVX-512/AVX-VNNI) or int16 vpmaddwd (AVX2)", q8_0_score, q8_0_make};
+  return {"q8_0", "Q8_0 16-row interleave, int8 VNNI (AVX-512/AVX-VNNI), int16 vpmaddwd (AVX2) or sdot (NEON)", q8_0_score, q8_0_make};
 }
 
 }  // namespace lowbit

@@ -29,8 +29,12 @@ uint64_t read_sum_portable(const uint8_t* p, size_t bytes) {
 // kernels do; the portable loop stands in elsewhere.
 uint64_t read_every_byte(const uint8_t* p, size_t bytes) {
   static const auto read_sum = [] {
+#if LOWBIT_X86_KERNELS
     const CpuFeatures& cpu = cpu_features();
     return cpu.has_avx512_level() ? read_sum_avx512 : cpu.has_avx2_level() ? read_sum_avx2 : read_sum_portable;
+#else
+    return read_sum_portable;
+#endif
   }();
   return read_sum(p, bytes);
 }

@@ -6,10 +6,14 @@
 
 #include "kernels/float_tile_dots.h"
 #include "kernels/read_streams.h"
+// The block formats' unpackers are AVX2 integer code: builds without it
+// (arm_neon/) take the float formats only, and leave the rest to other kernels.
+#if defined(__AVX2__)
 #include "kernels/simd_k_quant_body.h"
 #include "kernels/simd_q2_k_body.h"
 #include "kernels/simd_q4_1_body.h"
 #include "kernels/simd_signed_k_body.h"
+#endif
 
 namespace lowbit::simd {
 
@@ -267,6 +271,7 @@ FloatTileDots float_tile_dots_for(GgmlType type, bool prefetch) {
     case GgmlType::F32: return prefetch ? float_tile_dots<S, F32Row<S>, true> : float_tile_dots<S, F32Row<S>, false>;
     case GgmlType::F16: return prefetch ? float_tile_dots<S, F16Row<S>, true> : float_tile_dots<S, F16Row<S>, false>;
     case GgmlType::BF16: return prefetch ? float_tile_dots<S, Bf16Row<S>, true> : float_tile_dots<S, Bf16Row<S>, false>;
+#if defined(__AVX2__)
     case GgmlType::Q4_1: return q4_1_tile_dots<S, Q4_1Values>;
     case GgmlType::Q5_0: return q4_1_tile_dots<S, Q5_0Values>;
     case GgmlType::Q5_1: return q4_1_tile_dots<S, Q5_1Values>;
@@ -276,6 +281,7 @@ FloatTileDots float_tile_dots_for(GgmlType type, bool prefetch) {
     case GgmlType::Q3_K: return signed_k_tile_dots<S, Q3KValues>;
     case GgmlType::Q6_K: return signed_k_tile_dots<S, Q6KValues>;
     case GgmlType::IQ4_XS: return signed_k_tile_dots<S, Iq4XsValues>;
+#endif
     default: return nullptr;
   }
 }
@@ -283,6 +289,7 @@ FloatTileDots float_tile_dots_for(GgmlType type, bool prefetch) {
 template <class S>
 FloatRowDequantize float_row_dequantize_for(GgmlType type) {
   switch (type) {
+#if defined(__AVX2__)
     case GgmlType::Q4_1: return q4_1_dequantize<S, Q4_1Values>;
     case GgmlType::Q5_0: return q4_1_dequantize<S, Q5_0Values>;
     case GgmlType::Q5_1: return q4_1_dequantize<S, Q5_1Values>;
@@ -292,6 +299,7 @@ FloatRowDequantize float_row_dequantize_for(GgmlType type) {
     case GgmlType::Q3_K: return signed_k_dequantize<S, Q3KValues>;
     case GgmlType::Q6_K: return signed_k_dequantize<S, Q6KValues>;
     case GgmlType::IQ4_XS: return signed_k_dequantize<S, Iq4XsValues>;
+#endif
     default: return nullptr;
   }
 }

@@ -17,7 +17,7 @@ namespace lowbit {
 
 namespace {
 
-bool cpu_runs_tl2v(const CpuFeatures& cpu) { return cpu.has_avx512_level() && cpu.avx512vbmi; }
+bool cpu_runs_tl2v(const CpuFeatures& cpu) { return LOWBIT_X86_KERNELS && cpu.has_avx512_level() && cpu.avx512vbmi; }
 
 // Rows longer than this many blocks (4032 columns) are split into spans of at
 // most this many (TernaryMatmul::forward_spans): a down matrix of K = 6912 in
@@ -25,6 +25,7 @@ bool cpu_runs_tl2v(const CpuFeatures& cpu) { return cpu.has_avx512_level() && cp
 // matrices took 14-15% less time at 1 thread (docs/performance.md).
 constexpr int64_t kBlockColumns = Tl2vTiles::kBlockColumns, kMaxSpanBlocks = 42;
 
+#if LOWBIT_X86_KERNELS  // the dots are AVX-512 code (tl2v_tile_dots.h)
 class Tl2vMatmul final : public TernaryMatmul {
  public:
   Tl2vMatmul(const WeightView& w, const TernaryScale& s, const CpuFeatures& cpu, ThreadPool& pool)
@@ -102,6 +103,7 @@ class Tl2vMatmul final : public TernaryMatmul {
   Tl2vPairDots pairs_;
   SpannedTiles<Tl2vTiles> tiles_;
 };
+#endif
 
 }  // namespace
 
@@ -120,7 +122,11 @@ std::unique_ptr<Matmul> tl2v_make(const WeightView& w, const CpuFeatures& cpu, T
   if (!s || !cpu_runs_tl2v(cpu))
     fail("tensor ", w.name, ": kernel tl2v cannot multiply ", ggml_type_name(w.type), " ", w.rows, " x ", w.cols,
          " on this CPU (needs ternary weights with one scale, and AVX-512 VBMI)");
+#if LOWBIT_X86_KERNELS
   return std::make_unique<Tl2vMatmul>(w, *s, cpu, pool);
+#else
+  fail("kernel tl2v is AVX-512 code, not built here");
+#endif
 }
 
 }  // namespace lowbit

@@ -24,6 +24,7 @@ struct TlVariant {
   bool lossless;  // int16 tables (else int8)
 };
 
+#if LOWBIT_X86_KERNELS  // the tables and dots are x86 code (tl_tile_dots.h)
 class TlMatmul final : public TernaryMatmul {
  public:
   TlMatmul(const WeightView& w, const TernaryScale& s, const CpuFeatures& cpu, ThreadPool& pool, const TlVariant& v)
@@ -74,6 +75,7 @@ class TlMatmul final : public TernaryMatmul {
   mutable AlignedBuffer<uint8_t> luts_;  // [tokens][lut_bytes_]
   mutable std::vector<float> units_;     // [tokens]
 };
+#endif
 
 // Auto prefers tl2v (35) or i2s (30 / 20) where they run; TL2's lookups come
 // next; the int8-table variants are approximations and never auto-picked.
@@ -93,7 +95,11 @@ std::unique_ptr<Matmul> tl_make(const WeightView& w, const CpuFeatures& cpu, Thr
   if (!s || !cpu.has_avx2_level())
     fail("tensor ", w.name, ": kernel ", v.name, " cannot multiply ", ggml_type_name(w.type), " ", w.rows, " x ",
          w.cols, " on this CPU (needs ternary weights with one scale, and AVX2)");
+#if LOWBIT_X86_KERNELS
   return std::make_unique<TlMatmul>(w, *s, cpu, pool, v);
+#else
+  fail("kernel ", v.name, " is x86 code, not built here");
+#endif
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 // ISA level, chosen once from the CPU's features. The scalar definitions they
 // must match (within float tolerance; quantize_absmax bit for bit) are
 // src/model/ops.cpp, which fills the same table for CPUs without AVX2.
-// Nothing here shows intrinsics: ISA code lives in x86_avx2/ and x86_avx512/.
+// Nothing here shows intrinsics: ISA code lives in x86_avx2/, x86_avx512/ and arm_neon/.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +13,7 @@
 namespace lowbit {
 
 struct VectorOps {
-  const char* isa;  // "scalar", "avx2", "avx512"
+  const char* isa;  // "scalar", "avx2", "avx512", "neon"
   // out = x / sqrt(mean(x^2) + eps) * weight. out may alias x.
   void (*rms_norm)(const float* x, const float* weight, int64_t n, float eps, float* out);
   // Turns pair i of each of n_heads heads (head_dim apart) of x by the angle
@@ -53,11 +53,13 @@ struct VectorOps {
   void (*group_sums_i8)(const int8_t* q, int64_t n, int64_t group, int32_t* out);
 };
 
-// The best table `cpu` can run, or nullptr when it lacks the AVX2 level.
+// The best table `cpu` can run, or nullptr when it has neither the AVX2 nor the
+// NEON level.
 const VectorOps* vector_ops(const CpuFeatures& cpu = cpu_features());
 
 // Per ISA, for tests (each needs the matching CPU level).
 const VectorOps& vector_ops_avx2();
 const VectorOps& vector_ops_avx512();
+const VectorOps& vector_ops_neon();
 
 }  // namespace lowbit

@@ -127,8 +127,13 @@ class Vnni4Matmul final : public Matmul {
 }  // namespace
 
 Vnni4Isa vnni4_isa(const CpuFeatures& cpu) {
+#if LOWBIT_X86_KERNELS
   if (cpu.has_avx512_level() && cpu.avx512vnni) return Vnni4Isa::Avx512Vnni;
   if (cpu.has_avx2_level()) return cpu.avx_vnni ? Vnni4Isa::AvxVnni : Vnni4Isa::Avx2;
+#endif
+#if LOWBIT_NEON_KERNELS
+  if (cpu.has_neon_level()) return Vnni4Isa::NeonDot;
+#endif
   return Vnni4Isa::None;
 }
 
@@ -137,14 +142,24 @@ const char* vnni4_isa_name(Vnni4Isa isa) {
     case Vnni4Isa::Avx512Vnni: return "avx512-vnni";
     case Vnni4Isa::AvxVnni: return "avx-vnni";
     case Vnni4Isa::Avx2: return "avx2";
+    case Vnni4Isa::NeonDot: return "neon-dotprod";
     case Vnni4Isa::None: break;
   }
   return "none";
 }
 
 Vnni4Kernel vnni4_kernel(Vnni4Bits bits, Vnni4Isa isa, bool nta_prefetch) {
-  if (bits == Vnni4Bits::Four) return isa == Vnni4Isa::None ? nullptr : int4_linear_gemv_avx2;
-  if (bits == Vnni4Bits::OneLookup) return isa == Vnni4Isa::None ? nullptr : int1_lut_gemv_avx2;
+#if LOWBIT_NEON_KERNELS
+  if (isa == Vnni4Isa::NeonDot)
+    return bits == Vnni4Bits::Eight ? q8_0_gemv_neon
+           : bits == Vnni4Bits::Two ? int2_gemv_neon
+           : bits == Vnni4Bits::One ? int1_gemv_neon
+                                    : nullptr;  // no 4-bit or lookup kernels on NEON yet
+#endif
+#if LOWBIT_X86_KERNELS
+  if (!vnni4_isa_x86(isa)) return nullptr;
+  if (bits == Vnni4Bits::Four) return int4_linear_gemv_avx2;
+  if (bits == Vnni4Bits::OneLookup) return int1_lut_gemv_avx2;
   switch (isa) {
     case Vnni4Isa::Avx512Vnni:
       if (!nta_prefetch)
@@ -158,8 +173,10 @@ Vnni4Kernel vnni4_kernel(Vnni4Bits bits, Vnni4Isa isa, bool nta_prefetch) {
                                       : q8_0_gemv_avx_vnni;
     case Vnni4Isa::Avx2:
       return bits == Vnni4Bits::Two ? int2_gemv_avx2 : bits == Vnni4Bits::One ? int1_gemv_avx2 : q8_0_gemv_avx2;
+    case Vnni4Isa::NeonDot:
     case Vnni4Isa::None: break;
   }
+#endif
   return nullptr;
 }
 

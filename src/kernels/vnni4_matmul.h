@@ -49,12 +49,16 @@ std::unique_ptr<Matmul> make_vnni4_matmul(Vnni4Layout layout, Vnni4Spec spec);
 
 namespace lowbit {
 
-// The ISA level a family runs at on a CPU (best first).
-enum class Vnni4Isa { None, Avx2, AvxVnni, Avx512Vnni };
+// The ISA level a family runs at on a CPU (x86: best last; NeonDot: 64-bit Arm
+// with sdot, the arm_neon folder's level).
+enum class Vnni4Isa { None, Avx2, AvxVnni, Avx512Vnni, NeonDot };
 Vnni4Isa vnni4_isa(const CpuFeatures& cpu);
-const char* vnni4_isa_name(Vnni4Isa isa);  // "avx512-vnni", "avx-vnni", "avx2"
+const char* vnni4_isa_name(Vnni4Isa isa);  // "avx512-vnni", "avx-vnni", "avx2", "neon-dotprod"
+// An x86 level: the families whose kernels are AVX2 code alone (int1_lut, iq4_nl) run there only.
+inline bool vnni4_isa_x86(Vnni4Isa isa) { return isa != Vnni4Isa::None && isa != Vnni4Isa::NeonDot; }
 // The kernel for a layout at an ISA level; nullptr where there is none
-// (OneLookup: int1_lut's plain-AVX2 kernel at every level).
+// (OneLookup: int1_lut's plain-AVX2 kernel at every x86 level; NeonDot has
+// kernels for Eight, Two and One only).
 // nta_prefetch: the AVX-512 kernels' weight prefetch is prefetchnta (AMD:
 // CpuFeatures::vendor_amd), else prefetcht0 (the _t0 kernels).
 Vnni4Kernel vnni4_kernel(Vnni4Bits bits, Vnni4Isa isa, bool nta_prefetch);
@@ -104,5 +108,11 @@ void q8_0_gemv3_avx512(const Vnni4Task* t);
 // with the same layout parameters, lut and xsum_factor).
 void int2_gemv2_avx512(const Vnni4Task* t);
 void int2_linear_gemv2_avx512(const Vnni4Task* t);
+
+// The NEON kernels (arm_neon/vnni4_gemv_neon.cpp, ARMv8.2-A sdot), one token
+// at a time, for any xsum factor and lut (int2: levels spanning up to 255).
+void q8_0_gemv_neon(const Vnni4Task& t);
+void int2_gemv_neon(const Vnni4Task& t);
+void int1_gemv_neon(const Vnni4Task& t);
 
 }  // namespace lowbit

@@ -28,6 +28,7 @@ TEST(KernelDispatch, FamilyNamesAreUniqueAndApproximationsAreMarked) {
   EXPECT_EQ(find_kernel_family("no-such-kernel"), nullptr);
 }
 
+#if LOWBIT_X86_KERNELS  // the Q8_K families are AVX2 code
 // "a+b" forces each family on the matrices it takes, in order; the rest go
 // to auto. A name that is not a family fails, naming it.
 TEST(KernelDispatch, SeveralForcedFamiliesJoinedByPlus) {
@@ -62,6 +63,7 @@ TEST(KernelDispatch, SeveralForcedFamiliesJoinedByPlus) {
     }
   }
 }
+#endif
 
 TEST(KernelDispatch, AutoPicksALosslessKernelAndUnknownNamesFail) {
   const int64_t rows = 32, cols = 256;

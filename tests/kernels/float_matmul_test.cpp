@@ -113,6 +113,7 @@ TEST(FloatKernel, FewTokenRowsAreBitwiseIndependentOfGrouping) {
   }
 }
 
+#if LOWBIT_X86_KERNELS  // the block formats' float unpackers are AVX2 code
 // rows x cols weights of a k-quant (Q6_K, Q4_K, Q5_K, Q2_K, Q3_K), IQ4_XS or Q4_1, Q5_0, Q5_1 quantized from normal values
 // with outliers, or (raw) random bytes with small random fp16 super-block
 // scales: every sub-block scale, min and value bit pattern.
@@ -190,18 +191,23 @@ TEST(KQuantKernels, MatchReferenceAtEveryIsa) {
         }
       }
 }
+#endif
 
 TEST(FloatKernel, AutoPicksItForFloatHeadsOnly) {
   ThreadPool pool(1);
   const auto w = random_float_weights(GgmlType::F16, 8, 64, 3);
-  if (!cpu_features().has_avx2_level()) GTEST_SKIP() << "no AVX2";
+  if (!cpu_features().has_avx2_level() && !cpu_features().has_neon_level()) GTEST_SKIP() << "neither AVX2 nor NEON";
   EXPECT_EQ(make_matmul({"head", GgmlType::F16, 8, 64, w.data()}, "auto", pool)->kernel_name().rfind("f16/", 0), 0u);
   EXPECT_EQ(find_kernel_family("f16")->score({"w", GgmlType::Q8_0, 8, 64, nullptr}, cpu_features()), 0);
   EXPECT_EQ(find_kernel_family("f16")->score({"w", GgmlType::Q6_K, 8, 256, nullptr}, cpu_features()), 0);
+#if LOWBIT_X86_KERNELS  // the block formats' float kernels are AVX2 code
   EXPECT_GT(find_kernel_family("q6_k")->score({"w", GgmlType::Q6_K, 8, 256, nullptr}, cpu_features()), 1);
   EXPECT_GT(find_kernel_family("q4_k")->score({"w", GgmlType::Q4_K, 8, 256, nullptr}, cpu_features()), 1);
   EXPECT_GT(find_kernel_family("q4_k")->score({"w", GgmlType::Q5_K, 8, 256, nullptr}, cpu_features()), 1);
   EXPECT_EQ(find_kernel_family("q4_k")->score({"w", GgmlType::Q6_K, 8, 256, nullptr}, cpu_features()), 0);
+#else
+  EXPECT_EQ(find_kernel_family("q6_k")->score({"w", GgmlType::Q6_K, 8, 256, nullptr}, cpu_features()), 0);
+#endif
   CpuFeatures none;
   EXPECT_EQ(find_kernel_family("f16")->score({"w", GgmlType::F16, 8, 64, nullptr}, none), 0);
 }

@@ -25,8 +25,13 @@ using test::expect_bitwise_equal;
 using test::run_matmul;
 
 I2sTileDots tile_dots_for(const std::string& isa) {
+#if LOWBIT_X86_KERNELS
   if (isa.rfind("avx512", 0) == 0) return i2s_tile_dots_avx512(isa == "avx512-vnni");
   return i2s_tile_dots_avx2(isa == "avx2-vnni");
+#else
+  EXPECT_EQ(isa, "neon-dotprod");
+  return i2s_tile_dots_neon();
+#endif
 }
 
 // The ISA levels, with plain AVX2 both as on AMD (one token reads tiles in
@@ -65,7 +70,7 @@ TEST(I2sKernel, TilesHoldEveryCode) {
 // (-128) and at the extremes everywhere.
 TEST(I2sKernel, TileDotsExactAtEveryIsa) {
   const auto variants = isa_variants();
-  ASSERT_FALSE(variants.empty()) << "no AVX2: nothing to test";
+  ASSERT_FALSE(variants.empty()) << "neither AVX2 nor NEON with dotprod: nothing to test";
   Rng rng(7);
   for (int64_t k : {16, 48, 128, 2560, 6912}) {
     const auto t = random_ternary(16, k, static_cast<uint64_t>(k));
@@ -92,7 +97,7 @@ TEST(I2sKernel, TileDotsExactAtEveryIsa) {
 // Also the plain-AVX2 loops' int16 sums at their bound (-32768), one token and many.
 TEST(I2sKernel, TileDotsExactOnTheLongestRows) {
   const auto variants = isa_variants();
-  ASSERT_FALSE(variants.empty()) << "no AVX2: nothing to test";
+  ASSERT_FALSE(variants.empty()) << "neither AVX2 nor NEON with dotprod: nothing to test";
   for (int64_t k : {int64_t{1} << 18, (int64_t{1} << 18) + 16}) {
     const std::vector<int8_t> t(static_cast<size_t>(16 * k), 1);
     I2sTiles tiles(16, k);
@@ -110,6 +115,11 @@ TEST(I2sKernel, TileDotsExactOnTheLongestRows) {
   }
 }
 
+struct Shape {
+  int64_t n, k, tokens;
+};
+
+#if LOWBIT_X86_KERNELS  // the pair loop and the lookup GEMM are AVX2 code
 // The plain-AVX2 pair loop (two tiles side by side) gives each tile the dots
 // it gets alone, for widths that end mid 8-group block, every activation
 // pattern, and at the int16 bound (every code +1, every activation -128).
@@ -139,10 +149,6 @@ TEST(I2sKernel, PairDotsAreEachTilesOwn) {
   pair(tiles.tile(1), tiles.tile(0), tiles.groups, q.data(), out.data());
   for (int32_t v : out) ASSERT_EQ(v, 2 * -128 * k);
 }
-
-struct Shape {
-  int64_t n, k, tokens;
-};
 
 // The plain-AVX2 table-lookup GEMM (many tokens): every tile and block of 16
 // tokens reaches the sink once, with the exact signed dots, for K of an odd
@@ -229,6 +235,7 @@ TEST(I2sKernel, LookupGemmWidensByEachTokensMagnitude) {
     });
   }
 }
+#endif
 
 // Bitwise the ref kernel's y, for odd shapes and the BitNet 2B-4T matrices.
 // Rows past 252 lines are taken in spans: K = 6912 and 4352 in 2 equal ones,
@@ -259,7 +266,7 @@ TEST(I2sKernel, MatchesReferenceBitwiseAtEveryIsa) {
 // Every activation at +127 or -127 (the most absmax makes): the largest sums.
 TEST(I2sKernel, ExtremeActivationsBitwise) {
   const auto variants = i2s_variants();
-  ASSERT_FALSE(variants.empty()) << "no AVX2: nothing to test";
+  ASSERT_FALSE(variants.empty()) << "neither AVX2 nor NEON with dotprod: nothing to test";
   test::expect_extreme_activations_bitwise("i2s", variants);
 }
 
@@ -350,7 +357,7 @@ TEST(I2sKernel, F16TernaryOnlyWhenForced) {
 // ISA variant without VBMI, and on this CPU with VBMI cleared.
 TEST(I2sKernel, AutoPicksI2sForI2sWithoutVbmi) {
   const auto variants = i2s_variants();
-  ASSERT_FALSE(variants.empty()) << "no AVX2: nothing to test";
+  ASSERT_FALSE(variants.empty()) << "neither AVX2 nor NEON with dotprod: nothing to test";
   const auto t = random_ternary(16, 128, 2);
   const auto bytes = encode_ternary(GgmlType::I2_S, t, 16, 128, 1.0f);
   const WeightView w{"w", GgmlType::I2_S, 16, 128, bytes.data()};

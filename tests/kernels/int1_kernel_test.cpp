@@ -22,12 +22,19 @@ TEST(Int1Kernel, Q1_0MatchesReferenceBitExact) {
 }
 
 TEST(Int1Kernel, KernelsExactAtActivationExtremes) {
-  const auto kernels = runnable({{Vnni4Isa::Avx512Vnni, {"int1/avx512-vnni", int1_gemv_avx512}},
-                                 {Vnni4Isa::Avx512Vnni, {"int1/avx512-vnni (prefetcht0)", int1_gemv_avx512_t0}},
-                                 {Vnni4Isa::AvxVnni, {"int1/avx-vnni", int1_gemv_avx_vnni}},
-                                 {Vnni4Isa::Avx2, {"int1/avx2", int1_gemv_avx2}},
-                                 {Vnni4Isa::Avx2, {"int1/avx2, 4 tokens", tokens_as_one<int1_tokens_avx2, 4>}},
-                                 {Vnni4Isa::Avx2, {"int1/avx2, 2 tokens", tokens_as_one<int1_tokens_avx2, 2>}}});
+  const auto kernels = runnable({
+#if LOWBIT_X86_KERNELS
+      {Vnni4Isa::Avx512Vnni, {"int1/avx512-vnni", int1_gemv_avx512}},
+      {Vnni4Isa::Avx512Vnni, {"int1/avx512-vnni (prefetcht0)", int1_gemv_avx512_t0}},
+      {Vnni4Isa::AvxVnni, {"int1/avx-vnni", int1_gemv_avx_vnni}},
+      {Vnni4Isa::Avx2, {"int1/avx2", int1_gemv_avx2}},
+      {Vnni4Isa::Avx2, {"int1/avx2, 4 tokens", tokens_as_one<int1_tokens_avx2, 4>}},
+      {Vnni4Isa::Avx2, {"int1/avx2, 2 tokens", tokens_as_one<int1_tokens_avx2, 2>}},
+#endif
+#if LOWBIT_NEON_KERNELS
+      {Vnni4Isa::NeonDot, {"int1/neon-dotprod", int1_gemv_neon}},
+#endif
+  });
   expect_kernels_exact(Vnni4Bits::One, kernels, 2, {-1, 1}, -1, nullptr, 45, 384, 128, 3);
   expect_kernels_exact(Vnni4Bits::One, kernels, 2, {-1, 1}, -1, nullptr, 16, 1024, 1024, 4);
   expect_kernels_exact(Vnni4Bits::One, kernels, 2, {-1, 1}, -1, nullptr, 17, 80, 16, 5);  // 4-step groups

@@ -49,10 +49,17 @@ TEST(Int2Kernel, TernaryFilesMatchReferenceBitExact) {
 }
 
 TEST(Int2Kernel, KernelsExactAtActivationExtremes) {
-  const auto kernels = runnable({{Vnni4Isa::Avx512Vnni, {"int2/avx512-vnni", int2_gemv_avx512}},
-                                 {Vnni4Isa::Avx512Vnni, {"int2/avx512-vnni (prefetcht0)", int2_gemv_avx512_t0}},
-                                 {Vnni4Isa::AvxVnni, {"int2/avx-vnni", int2_gemv_avx_vnni}},
-                                 {Vnni4Isa::Avx2, {"int2/avx2", int2_gemv_avx2}}});
+  const auto kernels = runnable({
+#if LOWBIT_X86_KERNELS
+      {Vnni4Isa::Avx512Vnni, {"int2/avx512-vnni", int2_gemv_avx512}},
+      {Vnni4Isa::Avx512Vnni, {"int2/avx512-vnni (prefetcht0)", int2_gemv_avx512_t0}},
+      {Vnni4Isa::AvxVnni, {"int2/avx-vnni", int2_gemv_avx_vnni}},
+      {Vnni4Isa::Avx2, {"int2/avx2", int2_gemv_avx2}},
+#endif
+#if LOWBIT_NEON_KERNELS
+      {Vnni4Isa::NeonDot, {"int2/neon-dotprod", int2_gemv_neon}},
+#endif
+  });
   // Q2_0's levels, ParetoQ-style symmetric levels (x2), and an arbitrary set
   // spanning the plain-AVX2 limit of 127.
   for (const std::array<int8_t, 4> levels :
@@ -64,6 +71,20 @@ TEST(Int2Kernel, KernelsExactAtActivationExtremes) {
     expect_kernels_exact(Vnni4Bits::Two, kernels, 4, weight_of, lowest, lut.data(), 16, 512, 512, 2);
     expect_kernels_exact(Vnni4Bits::Two, kernels, 4, weight_of, lowest, lut.data(), 20, 144, 48, 3);  // odd steps
   }
+#if LOWBIT_NEON_KERNELS
+  // sdot multiplies u - 128: levels may span all of int8, and with every
+  // weight at u = 0 and every activation -128 each product is 2^14.
+  const auto wide = runnable({{Vnni4Isa::NeonDot, {"int2/neon-dotprod", int2_gemv_neon}}});
+  ASSERT_EQ(wide.empty(), !cpu_features().has_neon_level());
+  if (!wide.empty()) {
+    const std::array<int8_t, 4> levels = {-128, 127, 0, -1};
+    const auto lut = nibble_luts(levels);
+    const std::vector<int> weight_of(levels.begin(), levels.end());
+    expect_kernels_exact(Vnni4Bits::Two, wide, 4, weight_of, -128, lut.data(), 37, 320, 64, 1);
+    expect_kernels_exact(Vnni4Bits::Two, wide, 4, weight_of, -128, lut.data(), 16, 4096, 4096, 6, 0);
+  }
+#endif
+#if LOWBIT_X86_KERNELS
   // Levels spanning at most 7: plain AVX2's int16 sums (one token, and the
   // several-token loop), at the span limit with activations at -128 (the
   // widest sums), groups of 1, 4 (its flush) and 32 steps.
@@ -100,6 +121,7 @@ TEST(Int2Kernel, KernelsExactAtActivationExtremes) {
     expect_kernels_exact(Vnni4Bits::Two, linear, 4, weight_of, levels[0], lut.data(), 16, 512, 512, 2);
     expect_kernels_exact(Vnni4Bits::Two, linear, 4, weight_of, levels[0], lut.data(), 20, 144, 48, 3);
   }
+#endif
 }
 
 // Levels lowest + code take the masking kernel on AVX-512 VNNI; levels
@@ -165,6 +187,9 @@ TEST(Int2Kernel, RejectsWhatItCannotComputeExactly) {
   auto none = [](int64_t, uint8_t*, uint16_t*) {};
   if (plain.has_avx2_level()) {
     EXPECT_THROW(make_int2_matmul(16, 64, 64, {-128, 0, 1, 127}, none, plain, pool), Error);
+  }
+  if (plain.has_neon_level()) {  // sdot's weights are u - 128: any int8 levels
+    EXPECT_EQ(make_int2_matmul(16, 64, 64, {-128, 0, 1, 127}, none, plain, pool)->kernel_name(), "int2/neon-dotprod");
   }
   EXPECT_THROW(make_int2_matmul(16, 96, 64, {-1, 0, 1, 2}, none, cpu_features(), pool), Error);  // K % group
   EXPECT_THROW(make_int2_matmul(16, 1 << 20, 1 << 20, {-128, 0, 1, 127}, none, cpu_features(), pool), Error);

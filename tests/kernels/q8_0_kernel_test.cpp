@@ -22,24 +22,31 @@ TEST(Q8_0Kernel, MatchesReferenceBitExact) {
 }
 
 TEST(Q8_0Kernel, KernelsExactAtActivationAndWeightExtremes) {
-  const auto kernels = runnable({{Vnni4Isa::Avx512Vnni, {"q8_0/avx512-vnni", q8_0_gemv_avx512}},
-                                 {Vnni4Isa::Avx512Vnni, {"q8_0/avx512-vnni (prefetcht0)", q8_0_gemv_avx512_t0}},
-                                 {Vnni4Isa::AvxVnni, {"q8_0/avx-vnni", q8_0_gemv_avx_vnni}},
-                                 {Vnni4Isa::Avx2, {"q8_0/avx2", q8_0_gemv_avx2}}});
+  const auto kernels = runnable({
+#if LOWBIT_X86_KERNELS
+      {Vnni4Isa::Avx512Vnni, {"q8_0/avx512-vnni", q8_0_gemv_avx512}},
+      {Vnni4Isa::Avx512Vnni, {"q8_0/avx512-vnni (prefetcht0)", q8_0_gemv_avx512_t0}},
+      {Vnni4Isa::AvxVnni, {"q8_0/avx-vnni", q8_0_gemv_avx_vnni}},
+      {Vnni4Isa::Avx2, {"q8_0/avx2", q8_0_gemv_avx2}},
+#endif
+#if LOWBIT_NEON_KERNELS
+      {Vnni4Isa::NeonDot, {"q8_0/neon-dotprod", q8_0_gemv_neon}},
+#endif
+  });
   std::vector<int> weight_of(256);
   for (int u = 0; u < 256; ++u) weight_of[u] = u - 128;  // stored u = w + 128, w = -128 .. 127
   expect_kernels_exact(Vnni4Bits::Eight, kernels, 256, weight_of, -128, nullptr, 23, 160, 32, 5);
   expect_kernels_exact(Vnni4Bits::Eight, kernels, 256, weight_of, -128, nullptr, 9, 48, 16, 6);  // 4-step groups
 }
 
-TEST(Q8_0Kernel, NeedsAvx2) {
+TEST(Q8_0Kernel, NeedsAvx2OrNeonDotprod) {
   CpuFeatures avx2 = cpu_features();
   avx2.avx512f = avx2.avx512vnni = avx2.avx_vnni = false;
   const KernelFamily* q8_0 = find_kernel_family("q8_0");
   const WeightView w{"w", GgmlType::Q8_0, 16, 32, nullptr};
-  EXPECT_EQ(q8_0->score(w, avx2), avx2.has_avx2_level() ? 20 : 0);
+  EXPECT_EQ(q8_0->score(w, avx2), avx2.has_avx2_level() || avx2.has_neon_level() ? 20 : 0);
   CpuFeatures plain = avx2;
-  plain.avx2 = false;
+  plain.avx2 = plain.neon_dotprod = false;
   EXPECT_EQ(q8_0->score(w, plain), 0);
 }
 

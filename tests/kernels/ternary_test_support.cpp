@@ -21,6 +21,7 @@ std::vector<IsaVariant> isa_variants() {
   if (cpu.has_avx2_level() && cpu.avx_vnni) v.push_back({"avx2-vnni", cpu});
   cpu.avx_vnni = false;
   if (cpu.has_avx2_level()) v.push_back({"avx2", cpu});
+  if (cpu.has_neon_level()) v.push_back({"neon-dotprod", cpu});
   return v;
 }
 

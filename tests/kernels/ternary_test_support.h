@@ -15,7 +15,8 @@
 namespace lowbit::test {
 
 // The ISA variants to test: the detected features, then the same with
-// AVX-512 VNNI, AVX-512, and AVX-VNNI cleared, keeping those the CPU runs.
+// AVX-512 VNNI, AVX-512, and AVX-VNNI cleared, keeping those the CPU runs;
+// on 64-bit Arm, NEON with the dot product.
 struct IsaVariant {
   std::string name;
   CpuFeatures cpu;

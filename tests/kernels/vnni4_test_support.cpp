@@ -71,6 +71,7 @@ std::vector<NamedKernel> runnable(const std::vector<std::pair<Vnni4Isa, NamedKer
   for (const auto& [isa, k] : kernels) {
     const bool ok = isa == Vnni4Isa::Avx512Vnni ? cpu.has_avx512_level() && cpu.avx512vnni
                     : isa == Vnni4Isa::AvxVnni  ? cpu.has_avx2_level() && cpu.avx_vnni
+                    : isa == Vnni4Isa::NeonDot  ? cpu.has_neon_level()
                                                 : cpu.has_avx2_level();
     if (ok) out.push_back(k);
   }

@@ -20,8 +20,13 @@ namespace {
 std::vector<const VectorOps*> isa_tables() {
   std::vector<const VectorOps*> v;
   const CpuFeatures& cpu = cpu_features();
+#if LOWBIT_X86_KERNELS
   if (cpu.has_avx512_level()) v.push_back(&vector_ops_avx512());
   if (cpu.has_avx2_level()) v.push_back(&vector_ops_avx2());
+#endif
+#if LOWBIT_NEON_KERNELS
+  if (cpu.has_neon_level()) v.push_back(&vector_ops_neon());
+#endif
   return v;
 }
 
@@ -45,7 +50,7 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& want,
 }
 
 TEST(VectorOps, TablesExistForThisCpu) {
-  ASSERT_FALSE(isa_tables().empty()) << "no AVX2 here: only the scalar table can run";
+  ASSERT_FALSE(isa_tables().empty()) << "neither AVX2 nor NEON with dotprod here: only the scalar table can run";
   EXPECT_STREQ(best_vector_ops().isa, isa_tables().front()->isa);
 }
 

@@ -90,7 +90,8 @@ TEST(Q8_0Reference, RoundTripErrorWithinHalfStep) {
     dequantize_row_q8_0(row.data(), y.data(), n);
     for (int64_t b = 0; b < n / 32; ++b) {
       double amax = 0;
-      for (int64_t j = 0; j < 32; ++j) amax = std::fmax(amax, std::fabs(x[b * 32 + j]));
+      // std::max: GCC 12's aarch64 vectorizer crashes on this fmax reduction.
+      for (int64_t j = 0; j < 32; ++j) amax = std::max(amax, static_cast<double>(std::fabs(x[b * 32 + j])));
       // Half a step, plus 127 times the scale's fp16 rounding error (2^-11
       // relative, or 2^-25 absolute where d is an fp16 subnormal).
       const double d = amax / 127;

@@ -88,6 +88,7 @@ TEST(BenchGemvCommand, TimesSingleCallsAndChains) {
   EXPECT_NE(bad.err.find("nosuch"), std::string::npos) << bad.err;
 }
 
+#if LOWBIT_X86_KERNELS  // the 4-bit and k-quant kernels are x86 code
 // --type: the block formats' kernels (4-bit groups, and the k-quants' float
 // families) beside ref, the type's name in any case; a type it cannot make
 // is refused by name.
@@ -105,6 +106,7 @@ TEST(BenchGemvCommand, TimesTheKernelsOfAWeightType) {
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("iq2_xxs"), std::string::npos) << bad.err;
 }
+#endif
 
 }  // namespace
 }  // namespace lowbit
