@@ -2,5 +2,6 @@
 # Configures and builds lowbit (Release) into build/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+source scripts/configure.sh
+configure build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j "$(nproc)" --target lowbit "$@"

@@ -3,7 +3,7 @@
 # Nothing is downloaded at build or run time.
 set -euo pipefail
 pkgs=(
-  g++ cmake make pkg-config
+  g++ cmake make ninja-build pkg-config
   libpcre2-dev          # Llama 3 pre-tokenizer regex
   nlohmann-json3-dev    # tokenizer.json reader
   libcli11-dev          # command-line arguments

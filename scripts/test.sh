@@ -18,17 +18,18 @@ if [ ! -d "$fixtures" ]; then
   echo "test.sh: $fixtures is missing: the suite needs the shared fixtures" >&2
   exit 1
 fi
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+source scripts/configure.sh
+configure build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j "$jobs"
 (cd build && ctest --output-on-failure -j "$jobs" --timeout 900)
 
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DLOWBIT_ASAN=ON >/dev/null
+configure build-asan -DCMAKE_BUILD_TYPE=Debug -DLOWBIT_ASAN=ON
 asan_targets=(lowbit_test_formats lowbit_test_tokenizer lowbit_test_server lowbit_test_kernels)
 cmake --build build-asan -j "$jobs" --target "${asan_targets[@]}"
 (cd build-asan && ctest --output-on-failure -j "$jobs" --timeout 900 -R '^(Gguf|Llama2c|Vocab|SpmTokenizer|BpeTokenizer|CompletionServer|Http|I2sKernel|Int2Kernel|Int1Kernel|Int1LutKernel|ActivationBatch|Q2KQ8KKernel|Q3KQ8KKernel|Iq4XsQ8KKernel|KernelDispatch|Q4KQ8KKernel|Q5KQ8KKernel|Q6KQ8KKernel)')
 
 if [ "$(uname -m)" = x86_64 ]; then
-  cmake -S . -B build-arm64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DCMAKE_BUILD_TYPE=Release >/dev/null
+  configure build-arm64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DCMAKE_BUILD_TYPE=Release
   cmake --build build-arm64 -j "$jobs"
   # Less one timing test: the roofline's measured chains took ~170 s under qemu,
   # and what they measure there is the emulator (its kernels are tested above).

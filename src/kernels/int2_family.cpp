@@ -110,6 +110,9 @@ std::unique_ptr<Matmul> make_int2_matmul(int64_t rows, int64_t cols, int64_t gro
 #if LOWBIT_X86_KERNELS
   if (spec.kernel == int2_gemv_avx2_int16) spec.tokens = int2_tokens_avx2_int16;
 #endif
+#if LOWBIT_NEON_KERNELS
+  if (spec.kernel == int2_gemv_neon) spec.tokens = int2_tokens_neon;
+#endif
   // One token on AMD: a region's halves side by side (forward_together). In
   // the roofline's chains at 2 threads int2 went from 53-73% to 54-83% of the
   // read bandwidth (2560 x 6912: 67% -> 83%; docs/performance.md "Session 11").

@@ -43,13 +43,16 @@ std::unique_ptr<Matmul> q4_0_make(const WeightView& w, const CpuFeatures& cpu, T
   const Vnni4Isa isa = vnni4_isa(cpu);
   const Vnni4Kernel kernel = vnni4_kernel(Vnni4Bits::Four, isa, cpu.vendor_amd);
   if (w.type != GgmlType::Q4_0 || kernel == nullptr)
-    fail("tensor ", w.name, ": the q4_0 kernel needs Q4_0 weights and AVX2 (type ", ggml_type_name(w.type),
-         ", cpu: ", cpu.describe(), ")");
+    fail("tensor ", w.name, ": the q4_0 kernel needs Q4_0 weights and AVX2 or NEON dotprod (type ",
+         ggml_type_name(w.type), ", cpu: ", cpu.describe(), ")");
   Vnni4Layout layout = pack_nibble_blocks(w, pool);
-  // The kernel is plain AVX2 at every level (vnni4_matmul.h), hence its name.
-  Vnni4Spec spec{"q4_0/avx2", kernel, -8, {}, 1.0f, {}};
+  // On x86 the kernel is plain AVX2 at every level (vnni4_matmul.h), hence its name.
+  Vnni4Spec spec{isa == Vnni4Isa::NeonDot ? "q4_0/neon-dotprod" : "q4_0/avx2", kernel, -8, {}, 1.0f, {}};
 #if LOWBIT_X86_KERNELS
   spec.tokens = int4_linear_tokens_avx2;
+#endif
+#if LOWBIT_NEON_KERNELS
+  spec.tokens = int4_linear_tokens_neon;
 #endif
   return make_vnni4_matmul(std::move(layout), std::move(spec));
 }
@@ -57,7 +60,7 @@ std::unique_ptr<Matmul> q4_0_make(const WeightView& w, const CpuFeatures& cpu, T
 }  // namespace
 
 KernelFamily q4_0_kernel_family() {
-  return {"q4_0", "Q4_0 16-row interleave, two k per byte, int8 dot with int16 sums (AVX2)", q4_0_score, q4_0_make};
+  return {"q4_0", "Q4_0 16-row interleave, two k per byte, int8 dot with int16 sums (AVX2) or sdot (NEON)", q4_0_score, q4_0_make};
 }
 
 }  // namespace lowbit

@@ -46,6 +46,10 @@ std::unique_ptr<Matmul> q8_0_make(const WeightView& w, const CpuFeatures& cpu, T
 #if LOWBIT_X86_KERNELS
   if (isa == Vnni4Isa::Avx512Vnni && cpu.vendor_amd) spec.streams = {q8_0_gemv3_avx512, 3};
 #endif
+  // Several tokens on NEON: each step's weights flipped once for up to 4 of them.
+#if LOWBIT_NEON_KERNELS
+  if (spec.kernel == q8_0_gemv_neon) spec.tokens = q8_0_tokens_neon;
+#endif
   return make_vnni4_matmul(std::move(layout), spec);
 }
 

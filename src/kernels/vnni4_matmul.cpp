@@ -154,7 +154,8 @@ Vnni4Kernel vnni4_kernel(Vnni4Bits bits, Vnni4Isa isa, bool nta_prefetch) {
     return bits == Vnni4Bits::Eight ? q8_0_gemv_neon
            : bits == Vnni4Bits::Two ? int2_gemv_neon
            : bits == Vnni4Bits::One ? int1_gemv_neon
-                                    : nullptr;  // no 4-bit or lookup kernels on NEON yet
+           : bits == Vnni4Bits::Four ? int4_linear_gemv_neon
+                                     : nullptr;  // int1_lut's lookups are AVX2 code
 #endif
 #if LOWBIT_X86_KERNELS
   if (!vnni4_isa_x86(isa)) return nullptr;

@@ -54,11 +54,11 @@ namespace lowbit {
 enum class Vnni4Isa { None, Avx2, AvxVnni, Avx512Vnni, NeonDot };
 Vnni4Isa vnni4_isa(const CpuFeatures& cpu);
 const char* vnni4_isa_name(Vnni4Isa isa);  // "avx512-vnni", "avx-vnni", "avx2", "neon-dotprod"
-// An x86 level: the families whose kernels are AVX2 code alone (int1_lut, iq4_nl) run there only.
+// An x86 level: int1_lut, whose kernel is AVX2 code alone, runs there only.
 inline bool vnni4_isa_x86(Vnni4Isa isa) { return isa != Vnni4Isa::None && isa != Vnni4Isa::NeonDot; }
 // The kernel for a layout at an ISA level; nullptr where there is none
-// (OneLookup: int1_lut's plain-AVX2 kernel at every x86 level; NeonDot has
-// kernels for Eight, Two and One only).
+// (Four: the linear int4 kernel, q4_0's, plain AVX2 at every x86 level;
+// OneLookup: int1_lut's plain-AVX2 kernel at every x86 level, none on NeonDot).
 // nta_prefetch: the AVX-512 kernels' weight prefetch is prefetchnta (AMD:
 // CpuFeatures::vendor_amd), else prefetcht0 (the _t0 kernels).
 Vnni4Kernel vnni4_kernel(Vnni4Bits bits, Vnni4Isa isa, bool nta_prefetch);
@@ -109,10 +109,20 @@ void q8_0_gemv3_avx512(const Vnni4Task* t);
 void int2_gemv2_avx512(const Vnni4Task* t);
 void int2_linear_gemv2_avx512(const Vnni4Task* t);
 
-// The NEON kernels (arm_neon/vnni4_gemv_neon.cpp, ARMv8.2-A sdot), one token
-// at a time, for any xsum factor and lut (int2: levels spanning up to 255).
+// The NEON kernels (arm_neon/vnni4_gemv_neon.cpp, four_bit_gemv_neon.cpp;
+// ARMv8.2-A sdot), for any xsum factor and lut (int2: levels spanning up to
+// 255; int4 lookup: any 16 int8 values). Each has a one-token kernel and a
+// several-token one (Vnni4Spec::tokens, 2..kVnni4MaxTokens tokens), whose
+// results are the one-token kernel's bits.
 void q8_0_gemv_neon(const Vnni4Task& t);
+void q8_0_tokens_neon(const Vnni4Task* tasks, int count);
 void int2_gemv_neon(const Vnni4Task& t);
+void int2_tokens_neon(const Vnni4Task* tasks, int count);
 void int1_gemv_neon(const Vnni4Task& t);
+void int1_tokens_neon(const Vnni4Task* tasks, int count);
+void int4_linear_gemv_neon(const Vnni4Task& t);  // Q4_0: nibble as u, xsum factor -8
+void int4_linear_tokens_neon(const Vnni4Task* tasks, int count);
+void int4_lut_gemv_neon(const Vnni4Task& t);  // IQ4_NL: nibble -> Vnni4Task::lut[nibble], xsum factor 0
+void int4_lut_tokens_neon(const Vnni4Task* tasks, int count);
 
 }  // namespace lowbit

@@ -33,6 +33,8 @@ TEST(Int1Kernel, KernelsExactAtActivationExtremes) {
 #endif
 #if LOWBIT_NEON_KERNELS
       {Vnni4Isa::NeonDot, {"int1/neon-dotprod", int1_gemv_neon}},
+      {Vnni4Isa::NeonDot, {"int1/neon-dotprod, 4 tokens", tokens_as_one<int1_tokens_neon, 4>}},
+      {Vnni4Isa::NeonDot, {"int1/neon-dotprod, 3 tokens", tokens_as_one<int1_tokens_neon, 3>}},
 #endif
   });
   expect_kernels_exact(Vnni4Bits::One, kernels, 2, {-1, 1}, -1, nullptr, 45, 384, 128, 3);

@@ -58,6 +58,8 @@ TEST(Int2Kernel, KernelsExactAtActivationExtremes) {
 #endif
 #if LOWBIT_NEON_KERNELS
       {Vnni4Isa::NeonDot, {"int2/neon-dotprod", int2_gemv_neon}},
+      {Vnni4Isa::NeonDot, {"int2/neon-dotprod, 4 tokens", tokens_as_one<int2_tokens_neon, 4>}},
+      {Vnni4Isa::NeonDot, {"int2/neon-dotprod, 2 tokens", tokens_as_one<int2_tokens_neon, 2>}},
 #endif
   });
   // Q2_0's levels, ParetoQ-style symmetric levels (x2), and an arbitrary set
@@ -74,7 +76,8 @@ TEST(Int2Kernel, KernelsExactAtActivationExtremes) {
 #if LOWBIT_NEON_KERNELS
   // sdot multiplies u - 128: levels may span all of int8, and with every
   // weight at u = 0 and every activation -128 each product is 2^14.
-  const auto wide = runnable({{Vnni4Isa::NeonDot, {"int2/neon-dotprod", int2_gemv_neon}}});
+  const auto wide = runnable({{Vnni4Isa::NeonDot, {"int2/neon-dotprod", int2_gemv_neon}},
+                              {Vnni4Isa::NeonDot, {"int2/neon-dotprod, 3 tokens", tokens_as_one<int2_tokens_neon, 3>}}});
   ASSERT_EQ(wide.empty(), !cpu_features().has_neon_level());
   if (!wide.empty()) {
     const std::array<int8_t, 4> levels = {-128, 127, 0, -1};

@@ -31,6 +31,8 @@ TEST(Q8_0Kernel, KernelsExactAtActivationAndWeightExtremes) {
 #endif
 #if LOWBIT_NEON_KERNELS
       {Vnni4Isa::NeonDot, {"q8_0/neon-dotprod", q8_0_gemv_neon}},
+      {Vnni4Isa::NeonDot, {"q8_0/neon-dotprod, 4 tokens", tokens_as_one<q8_0_tokens_neon, 4>}},
+      {Vnni4Isa::NeonDot, {"q8_0/neon-dotprod, 2 tokens", tokens_as_one<q8_0_tokens_neon, 2>}},
 #endif
   });
   std::vector<int> weight_of(256);
