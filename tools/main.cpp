@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <map>
 
+#include <CLI/CLI.hpp>  // the App's formatter and config reader: here only (command.h)
+
 #include "command.h"
 #include "core/error.h"
 

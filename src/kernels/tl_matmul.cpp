@@ -24,16 +24,40 @@ struct TlVariant {
   bool lossless;  // int16 tables (else int8)
 };
 
-#if LOWBIT_X86_KERNELS  // the tables and dots are x86 code (tl_tile_dots.h)
+// The ISA the TL kernels run at on a CPU: "avx512", "avx2" or "neon"; nullptr
+// where none (the tile dots are ISA code: tl_tile_dots.h).
+const char* tl_isa(const CpuFeatures& cpu) {
+#if LOWBIT_X86_KERNELS
+  if (cpu.has_avx2_level()) return cpu.has_avx512_level() ? "avx512" : "avx2";
+#endif
+#if LOWBIT_NEON_KERNELS
+  if (cpu.has_neon_level()) return "neon";
+#endif
+  (void)cpu;
+  return nullptr;
+}
+
+TlTileDots tl_tile_dots_for(const CpuFeatures& cpu, bool lossless) {
+#if LOWBIT_X86_KERNELS
+  return cpu.has_avx512_level() ? tl_tile_dots_avx512(lossless) : tl_tile_dots_avx2(lossless);
+#elif LOWBIT_NEON_KERNELS
+  (void)cpu;
+  return tl_tile_dots_neon(lossless);
+#else
+  (void)cpu;
+  (void)lossless;
+  return nullptr;
+#endif
+}
+
 class TlMatmul final : public TernaryMatmul {
  public:
   TlMatmul(const WeightView& w, const TernaryScale& s, const CpuFeatures& cpu, ThreadPool& pool, const TlVariant& v)
-      : TernaryMatmul(w, std::string(v.name) + (cpu.has_avx512_level() ? "/avx512" : "/avx2"), s.scale, TlTiles::kRows,
-                      kTlMaxTokens),
+      : TernaryMatmul(w, std::string(v.name) + "/" + tl_isa(cpu), s.scale, TlTiles::kRows, kTlMaxTokens),
         tiles_(w.rows, w.cols, v.triples),
         lossless_(v.lossless),
         lut_bytes_(tl_lut_bytes(tiles_, v.lossless)),
-        dots_(cpu.has_avx512_level() ? tl_tile_dots_avx512(v.lossless) : tl_tile_dots_avx2(v.lossless)) {
+        dots_(tl_tile_dots_for(cpu, v.lossless)) {
     for_each_ternary_row(w, s, pool, TlTiles::kRows, [&](int64_t r, const int8_t* t) { tiles_.set_row(r, t); });
   }
 
@@ -50,9 +74,13 @@ class TlMatmul final : public TernaryMatmul {
     const int64_t chunks = (groups + kGroupsPerChunk - 1) / kGroupsPerChunk;
     pool.parallel_for(in.tokens() * chunks, 1, [&](int64_t begin, int64_t end, int) {
       for (int64_t i = begin; i < end; ++i) {
-        const int64_t t = i / chunks, g0 = i % chunks * kGroupsPerChunk;
+        const int64_t t = i / chunks, g0 = i % chunks * kGroupsPerChunk, g1 = std::min(groups, g0 + kGroupsPerChunk);
+#if LOWBIT_X86_KERNELS
         build_tl_luts_avx2({in.q() + t * in.k_padded(), tiles_.cols, tiles_.three_cols, tiles_.tl2_groups(), lossless_,
-                            units_[t], g0, std::min(groups, g0 + kGroupsPerChunk), luts_.data() + t * lut_bytes_});
+                            units_[t], g0, g1, luts_.data() + t * lut_bytes_});
+#else  // NEON: the portable builder (the same bytes; not vectorized yet)
+        build_tl_luts(tiles_, lossless_, units_[t], in.q() + t * in.k_padded(), g0, g1, luts_.data() + t * lut_bytes_);
+#endif
       }
     });
   }
@@ -75,13 +103,12 @@ class TlMatmul final : public TernaryMatmul {
   mutable AlignedBuffer<uint8_t> luts_;  // [tokens][lut_bytes_]
   mutable std::vector<float> units_;     // [tokens]
 };
-#endif
 
 // Auto prefers tl2v (35) or i2s (30 / 20) where they run; TL2's lookups come
 // next; the int8-table variants are approximations and never auto-picked.
 template <bool kTriples, bool kLossless>
 int tl_score(const WeightView& w, const CpuFeatures& cpu) {
-  if (!cpu.has_avx2_level()) return 0;
+  if (tl_isa(cpu) == nullptr) return 0;
   if (!ternary_scale(w)) return 0;  // I2_S, TQ1_0, TQ2_0 or F16 holding one scale
   if (w.type == GgmlType::F16 || !kLossless) return -1;
   return kTriples ? 15 : 10;
@@ -92,14 +119,10 @@ std::unique_ptr<Matmul> tl_make(const WeightView& w, const CpuFeatures& cpu, Thr
   static constexpr TlVariant v{kTriples ? (kLossless ? "tl2_1" : "tl2_0") : (kLossless ? "tl1_1" : "tl1_0"), kTriples,
                                kLossless};
   const auto s = ternary_scale(w);
-  if (!s || !cpu.has_avx2_level())
+  if (!s || tl_isa(cpu) == nullptr)
     fail("tensor ", w.name, ": kernel ", v.name, " cannot multiply ", ggml_type_name(w.type), " ", w.rows, " x ",
-         w.cols, " on this CPU (needs ternary weights with one scale, and AVX2)");
-#if LOWBIT_X86_KERNELS
+         w.cols, " on this CPU (needs ternary weights with one scale, and AVX2 or NEON dotprod)");
   return std::make_unique<TlMatmul>(w, *s, cpu, pool, v);
-#else
-  fail("kernel ", v.name, " is x86 code, not built here");
-#endif
 }
 
 }  // namespace

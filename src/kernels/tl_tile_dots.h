@@ -1,4 +1,4 @@
-// The inner loops of the TL kernels (ISA code in x86_avx2/ and x86_avx512/).
+// The inner loops of the TL kernels (ISA code in x86_avx2/, x86_avx512/ and arm_neon/).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +20,7 @@ using TlTileDots = void (*)(const TlTileTask&);
 // lossless: int16 tables (two lookups per group); otherwise int8 tables.
 TlTileDots tl_tile_dots_avx512(bool lossless);
 TlTileDots tl_tile_dots_avx2(bool lossless);
+TlTileDots tl_tile_dots_neon(bool lossless);  // the tables as build_tl_luts writes them
 
 // build_tl_luts (tl_luts.h) with AVX2, byte for byte the same tables.
 struct TlLutTask {

@@ -22,7 +22,9 @@ using test::ternary_dot;
 using test::expect_bitwise_equal;
 using test::run_matmul;
 
-std::string isa_suffix(const std::string& variant) { return variant.rfind("avx512", 0) == 0 ? "avx512" : "avx2"; }
+std::string isa_suffix(const std::string& variant) {
+  return variant.rfind("avx512", 0) == 0 ? "avx512" : variant.rfind("neon", 0) == 0 ? "neon" : "avx2";
+}
 
 // The TL kernels use no VNNI: one variant per ISA level is enough.
 std::vector<test::IsaVariant> tl_isa_variants() {
@@ -33,7 +35,11 @@ std::vector<test::IsaVariant> tl_isa_variants() {
 }
 
 TlTileDots tile_dots_for(const std::string& variant, bool lossless) {
+#if LOWBIT_X86_KERNELS
   return isa_suffix(variant) == "avx512" ? tl_tile_dots_avx512(lossless) : tl_tile_dots_avx2(lossless);
+#else
+  return tl_tile_dots_neon(lossless);
+#endif
 }
 
 TlTiles make_tiles(const std::vector<int8_t>& t, int64_t n, int64_t k, bool triples) {
@@ -147,6 +153,7 @@ TEST(Tl2Kernel, TileDotsAtEveryIsa) {
     }
 }
 
+#if LOWBIT_X86_KERNELS  // NEON builds its tables with build_tl_luts itself
 TEST(Tl2Kernel, TableBuilderMatchesScalarDefinition) {
   if (!cpu_features().has_avx2_level()) GTEST_SKIP() << "needs AVX2";
   Rng rng(5);
@@ -168,6 +175,7 @@ TEST(Tl2Kernel, TableBuilderMatchesScalarDefinition) {
       }
     }
 }
+#endif
 
 struct Shape {
   int64_t n, k, tokens;
