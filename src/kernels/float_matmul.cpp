@@ -164,7 +164,7 @@ std::unique_ptr<Matmul> make(const WeightView& w, const CpuFeatures& cpu, Thread
                              const char* types) {
   const FloatIsa isa = pick_isa(w.type, cpu);
   if (score<kAccepts>(w, cpu) == 0)
-    fail("tensor ", w.name, ": kernel ", family, " needs ", types, " weights with whole blocks per row and AVX2 + F16C",
+    fail("tensor ", w.name, ": kernel ", family, " needs ", types, " weights with whole blocks per row and AVX2 + F16C (or NEON: float and Q6_K, Q3_K, IQ4_XS)",
          " (type ", ggml_type_name(w.type), ", ", w.cols, " columns, cpu: ", cpu.describe(), ")");
   return std::make_unique<FloatMatmul>(w, isa.dots, isa.dequantize, isa.f32_dots, isa.tile_tokens,
                                        cat(family, "/", isa.name), pool);
@@ -180,7 +180,7 @@ KernelFamily float_kernel_family() {
 }
 
 KernelFamily q6_k_kernel_family() {
-  return {"q6_k", "Q6_K values x float per sub-block of 16, times its step, float accumulation (AVX2+F16C / AVX-512)",
+  return {"q6_k", "Q6_K values x float per sub-block of 16, times its step, float accumulation (AVX2+F16C / AVX-512 / NEON)",
           score<is_q6_k>,
           [](const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
             return make<is_q6_k>(w, cpu, pool, "q6_k", "Q6_K");
@@ -206,7 +206,7 @@ KernelFamily q2_k_kernel_family() {
 }
 
 KernelFamily q3_k_kernel_family() {
-  return {"q3_k", "Q3_K values x float per sub-block of 16, times its step, float accumulation (AVX2+F16C / AVX-512)",
+  return {"q3_k", "Q3_K values x float per sub-block of 16, times its step, float accumulation (AVX2+F16C / AVX-512 / NEON)",
           score<is_q3_k>, [](const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
             return make<is_q3_k>(w, cpu, pool, "q3_k", "Q3_K");
           }};
@@ -224,7 +224,7 @@ KernelFamily q4_1_kernel_family() {
 KernelFamily iq4_xs_kernel_family() {
   return {"iq4_xs",
           "IQ4_XS codebook values x float per sub-block of 32, times its step, float accumulation "
-          "(AVX2+F16C / AVX-512)",
+          "(AVX2+F16C / AVX-512 / NEON)",
           score<is_iq4_xs>, [](const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {
             return make<is_iq4_xs>(w, cpu, pool, "iq4_xs", "IQ4_XS");
           }};

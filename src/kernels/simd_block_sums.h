@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <type_traits>
 
+#if defined(__AVX2__)
 #include <immintrin.h>
+#endif
 
 namespace lowbit::simd {
 
@@ -87,6 +89,7 @@ template <class S, int kRunValues, int kRuns, bool kOffset>
   }
 }
 
+#if defined(__AVX2__)
 // Bit kFrom of every byte moved to bit kTo (the other bits 0), by a 16-bit
 // shift and a mask: bit kTo of each byte then comes from bit kFrom of the
 // same byte, never the neighbouring one (the unpacks of Q5_K's and Q3_K's
@@ -97,6 +100,7 @@ inline __m256i move_bit(__m256i bytes) {
   const __m256i shifted = kFrom <= kTo ? _mm256_slli_epi16(bytes, kTo - kFrom) : _mm256_srli_epi16(bytes, kFrom - kTo);
   return _mm256_and_si256(shifted, _mm256_set1_epi8(static_cast<char>(1 << kTo)));
 }
+#endif
 
 // body(i, block, v) for each of a row's `blocks` blocks, v the block's
 // kValues values as Values::unpack writes them (Values::kBlockBytes a block).
@@ -113,6 +117,7 @@ __attribute__((always_inline)) inline void for_each_unpacked_block(const uint8_t
   }
 }
 
+#if defined(__AVX2__)
 // The sum of an AVX2 vector's 8 lanes (the per-sub-block offset terms, 8 sub-blocks a vector).
 inline float sum_lanes(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -120,6 +125,7 @@ inline float sum_lanes(__m256 v) {
   s = _mm_add_ss(s, _mm_movehdup_ps(s));
   return _mm_cvtss_f32(s);
 }
+#endif
 
 // f(std::integral_constant<int, n>) for n = tokens (1..3), or 4 for more.
 template <class F>

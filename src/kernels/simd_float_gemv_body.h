@@ -6,12 +6,15 @@
 
 #include "kernels/float_tile_dots.h"
 #include "kernels/read_streams.h"
-// The block formats' unpackers are AVX2 integer code: builds without it
-// (arm_neon/) take the float formats only, and leave the rest to other kernels.
+// The block formats' unpackers are AVX2 integer code; NEON builds (arm_neon/)
+// have the signed super-blocks' (Q6_K, Q3_K, IQ4_XS: signed_k_values_neon.h)
+// and leave the rest to other kernels.
 #if defined(__AVX2__)
 #include "kernels/simd_k_quant_body.h"
 #include "kernels/simd_q2_k_body.h"
 #include "kernels/simd_q4_1_body.h"
+#endif
+#if defined(__AVX2__) || defined(__ARM_NEON)
 #include "kernels/simd_signed_k_body.h"
 #endif
 
@@ -278,6 +281,8 @@ FloatTileDots float_tile_dots_for(GgmlType type, bool prefetch) {
     case GgmlType::Q2_K: return q2_k_tile_dots<S>;
     case GgmlType::Q4_K: return k_quant_tile_dots<S, Q4KValues>;
     case GgmlType::Q5_K: return k_quant_tile_dots<S, Q5KValues>;
+#endif
+#if defined(__AVX2__) || defined(__ARM_NEON)
     case GgmlType::Q3_K: return signed_k_tile_dots<S, Q3KValues>;
     case GgmlType::Q6_K: return signed_k_tile_dots<S, Q6KValues>;
     case GgmlType::IQ4_XS: return signed_k_tile_dots<S, Iq4XsValues>;
@@ -296,6 +301,8 @@ FloatRowDequantize float_row_dequantize_for(GgmlType type) {
     case GgmlType::Q2_K: return q2_k_dequantize<S>;
     case GgmlType::Q4_K: return k_quant_dequantize<S, Q4KValues>;
     case GgmlType::Q5_K: return k_quant_dequantize<S, Q5KValues>;
+#endif
+#if defined(__AVX2__) || defined(__ARM_NEON)
     case GgmlType::Q3_K: return signed_k_dequantize<S, Q3KValues>;
     case GgmlType::Q6_K: return signed_k_dequantize<S, Q6KValues>;
     case GgmlType::IQ4_XS: return signed_k_dequantize<S, Iq4XsValues>;

@@ -2,25 +2,35 @@
 // are signed and whose sub-blocks have a scale and no min: Q6_K (quant/q6_k.h)
 // and Q3_K (quant/q3_k.h), sub-blocks of 16, and IQ4_XS (quant/iq4_xs.h), of
 // 32. Written once over a lane type S
-// (x86_avx2/simd_avx2.h, x86_avx512/simd_avx512.h) and a Values policy that
-// unpacks a block into signed bytes and gives its 16 steps; the unpacks and
-// the steps use AVX2, which every build including this body has.
+// (x86_avx2/simd_avx2.h, x86_avx512/simd_avx512.h, arm_neon/simd_neon.h) and
+// a Values policy that unpacks a block into signed bytes and gives its 16
+// steps: with AVX2 below, with NEON in arm_neon/signed_k_values_neon.h (the
+// same bytes and steps).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
-#include <immintrin.h>
-
 #include "kernels/float_tile_dots.h"
 #include "kernels/simd_block_sums.h"
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+
 #include "quant/iq4_nl.h"
 #include "quant/iq4_xs.h"
 #include "quant/q3_k.h"
 #include "quant/q6_k.h"
+#elif defined(__ARM_NEON)
+#include "kernels/arm_neon/signed_k_values_neon.h"
+#else
+#error "simd_signed_k_body.h needs AVX2 or NEON"
+#endif
 
 namespace lowbit::simd {
+
+#if defined(__AVX2__)
 
 // Q6_K: values minus 32 (-32..31), 64 per step (the bit layout of
 // quant/q6_k.h). The two high bits of element l + 32q sit at bits 2q, 2q + 1
@@ -133,6 +143,7 @@ struct Iq4XsValues {
     for (int j = 0; j < 8; ++j) step[j] = d * static_cast<float>(iq4_xs_scale_code(b, j) - 32);
   }
 };
+#endif  // __AVX2__
 
 // Sub-block s (kRunValues values) contributes step_s * sum_l v_l * x_l, with step_s
 // rounded to float as the dequantization rounds it. Factored so, a weight

@@ -113,7 +113,7 @@ TEST(FloatKernel, FewTokenRowsAreBitwiseIndependentOfGrouping) {
   }
 }
 
-#if LOWBIT_X86_KERNELS  // the block formats' float unpackers are AVX2 code
+#if LOWBIT_X86_KERNELS || LOWBIT_NEON_KERNELS  // NEON: the signed super-blocks only
 // rows x cols weights of a k-quant (Q6_K, Q4_K, Q5_K, Q2_K, Q3_K), IQ4_XS or Q4_1, Q5_0, Q5_1 quantized from normal values
 // with outliers, or (raw) random bytes with small random fp16 super-block
 // scales: every sub-block scale, min and value bit pattern.
@@ -153,11 +153,14 @@ std::vector<uint8_t> random_k_quant_weights(GgmlType type, int64_t rows, int64_t
 TEST(KQuantKernels, MatchReferenceAtEveryIsa) {
   ThreadPool pool(2);
   const auto variants = isa_variants();
-  ASSERT_FALSE(variants.empty()) << "this CPU has no AVX2: the k-quant families cannot run";
-  for (const auto& [type, family] : std::vector<std::pair<GgmlType, std::string>>{
-           {GgmlType::Q6_K, "q6_k"}, {GgmlType::Q4_K, "q4_k"}, {GgmlType::Q5_K, "q4_k"}, {GgmlType::Q2_K, "q2_k"},
-           {GgmlType::Q3_K, "q3_k"}, {GgmlType::Q4_1, "q4_1"}, {GgmlType::Q5_0, "q4_1"}, {GgmlType::Q5_1, "q4_1"},
-           {GgmlType::IQ4_XS, "iq4_xs"}})
+  ASSERT_FALSE(variants.empty()) << "this CPU has neither AVX2 nor NEON: the k-quant families cannot run";
+  const std::vector<std::pair<GgmlType, std::string>> families = {
+#if LOWBIT_X86_KERNELS
+      {GgmlType::Q4_K, "q4_k"}, {GgmlType::Q5_K, "q4_k"}, {GgmlType::Q2_K, "q2_k"}, {GgmlType::Q4_1, "q4_1"},
+      {GgmlType::Q5_0, "q4_1"}, {GgmlType::Q5_1, "q4_1"},
+#endif
+      {GgmlType::Q6_K, "q6_k"}, {GgmlType::Q3_K, "q3_k"}, {GgmlType::IQ4_XS, "iq4_xs"}};
+  for (const auto& [type, family] : families)
     for (const bool raw : {false, true})
       for (const auto& [rows, cols] :
            std::vector<std::pair<int64_t, int64_t>>{{1, 256}, {5, 512}, {17, 2560}, {3, 96}, {6, 1056}}) {
@@ -200,13 +203,15 @@ TEST(FloatKernel, AutoPicksItForFloatHeadsOnly) {
   EXPECT_EQ(make_matmul({"head", GgmlType::F16, 8, 64, w.data()}, "auto", pool)->kernel_name().rfind("f16/", 0), 0u);
   EXPECT_EQ(find_kernel_family("f16")->score({"w", GgmlType::Q8_0, 8, 64, nullptr}, cpu_features()), 0);
   EXPECT_EQ(find_kernel_family("f16")->score({"w", GgmlType::Q6_K, 8, 256, nullptr}, cpu_features()), 0);
-#if LOWBIT_X86_KERNELS  // the block formats' float kernels are AVX2 code
+  // The signed super-blocks' float kernels are AVX2 and NEON code, the others AVX2 only.
   EXPECT_GT(find_kernel_family("q6_k")->score({"w", GgmlType::Q6_K, 8, 256, nullptr}, cpu_features()), 1);
+  EXPECT_GT(find_kernel_family("iq4_xs")->score({"w", GgmlType::IQ4_XS, 8, 256, nullptr}, cpu_features()), 1);
+#if LOWBIT_X86_KERNELS
   EXPECT_GT(find_kernel_family("q4_k")->score({"w", GgmlType::Q4_K, 8, 256, nullptr}, cpu_features()), 1);
   EXPECT_GT(find_kernel_family("q4_k")->score({"w", GgmlType::Q5_K, 8, 256, nullptr}, cpu_features()), 1);
   EXPECT_EQ(find_kernel_family("q4_k")->score({"w", GgmlType::Q6_K, 8, 256, nullptr}, cpu_features()), 0);
 #else
-  EXPECT_EQ(find_kernel_family("q6_k")->score({"w", GgmlType::Q6_K, 8, 256, nullptr}, cpu_features()), 0);
+  EXPECT_EQ(find_kernel_family("q4_k")->score({"w", GgmlType::Q4_K, 8, 256, nullptr}, cpu_features()), 0);
 #endif
   CpuFeatures none;
   EXPECT_EQ(find_kernel_family("f16")->score({"w", GgmlType::F16, 8, 64, nullptr}, none), 0);
