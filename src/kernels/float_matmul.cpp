@@ -134,19 +134,19 @@ struct FloatIsa {
 FloatIsa pick_isa(GgmlType type, const CpuFeatures& cpu) {
 #if LOWBIT_X86_KERNELS
   if (cpu.has_avx512_level())
-    return {"avx512", float_tile_dots_avx512(type, cpu.vendor_amd), float_row_dequantize_avx512(type),
-            float_tile_dots_avx512(GgmlType::F32, false), 4};
+    return {"avx512", float_tile_dots_avx512(type, float_prefetch_for(cpu.vendor_amd)), float_row_dequantize_avx512(type),
+            float_tile_dots_avx512(GgmlType::F32, FloatPrefetch::None), 4};
   if (cpu.has_avx2_level())
-    return {"avx2", float_tile_dots_avx2(type, cpu.vendor_amd), float_row_dequantize_avx2(type),
-            float_tile_dots_avx2(GgmlType::F32, false), 3};
+    return {"avx2", float_tile_dots_avx2(type, float_prefetch_for(cpu.vendor_amd)), float_row_dequantize_avx2(type),
+            float_tile_dots_avx2(GgmlType::F32, FloatPrefetch::None), 3};
 #endif
 #if LOWBIT_NEON_KERNELS
   // NEON's 8-lane vectors are register pairs: 2 tokens keep a 4-row tile's
   // 8 accumulators, 2 activation and 1 weight vectors in 22 of the 32
   // registers (not measured on Arm hardware).
   if (cpu.has_neon_level())
-    return {"neon", float_tile_dots_neon(type, false), float_row_dequantize_neon(type),
-            float_tile_dots_neon(GgmlType::F32, false), 2};
+    return {"neon", float_tile_dots_neon(type, FloatPrefetch::None), float_row_dequantize_neon(type),
+            float_tile_dots_neon(GgmlType::F32, FloatPrefetch::None), 2};
 #endif
   return {"", nullptr, nullptr, nullptr, 0};
 }

@@ -35,13 +35,23 @@ inline int64_t float_xsum_group(GgmlType type) {
   }
 }
 
-// nullptr for a type the family does not read. prefetch: one-token rows of
-// F16 / BF16 / F32 are read four at a time from distant parts of the call's
-// rows and prefetched non-temporally ahead (simd_float_gemv_body.h; faster on
-// AMD Zen 5, the prefetch slower on an Intel Xeon: docs/performance.md
-// "Session 8", "Session 11").
-FloatTileDots float_tile_dots_avx512(GgmlType type, bool prefetch);
-FloatTileDots float_tile_dots_avx2(GgmlType type, bool prefetch);
+// How one to four tokens' rows of F16 / BF16 / F32 are read: none: row after
+// row, the hardware prefetcher alone; otherwise several rows at once from
+// distant parts of the call's rows, each prefetched ahead in software, either
+// non-temporally (AMD: faster on Zen 5; on an Intel Xeon 2.5x slower) or into
+// L2 (prefetcht1: Intel, where it took the 2B-4T F16 head from ~80% to 91-94%
+// of the read bandwidth). simd_float_gemv_body.h; docs/performance.md
+// "Session 8", "Session 11", "Session 24".
+enum class FloatPrefetch { None, NonTemporal, ToL2 };
+
+// The hint for this CPU's vendor.
+inline FloatPrefetch float_prefetch_for(bool vendor_amd) {
+  return vendor_amd ? FloatPrefetch::NonTemporal : FloatPrefetch::ToL2;
+}
+
+// nullptr for a type the family does not read.
+FloatTileDots float_tile_dots_avx512(GgmlType type, FloatPrefetch prefetch);
+FloatTileDots float_tile_dots_avx2(GgmlType type, FloatPrefetch prefetch);
 
 // One row of `blocks` blocks into floats, exactly as the type's
 // dequantize_row gives them: the k-quants and Q4_1, Q5_0, Q5_1, whose many-token products
@@ -50,7 +60,7 @@ FloatTileDots float_tile_dots_avx2(GgmlType type, bool prefetch);
 using FloatRowDequantize = void (*)(const uint8_t* row, int64_t blocks, float* out);
 FloatRowDequantize float_row_dequantize_avx512(GgmlType type);
 FloatRowDequantize float_row_dequantize_avx2(GgmlType type);
-FloatTileDots float_tile_dots_neon(GgmlType type, bool prefetch);
+FloatTileDots float_tile_dots_neon(GgmlType type, FloatPrefetch prefetch);
 FloatRowDequantize float_row_dequantize_neon(GgmlType type);
 
 }  // namespace lowbit

@@ -27,8 +27,8 @@ struct I2sIsa {
 I2sIsa pick_isa(const CpuFeatures& cpu) {
 #if LOWBIT_X86_KERNELS
   if (cpu.has_avx512_level())
-    return cpu.avx512vnni ? I2sIsa{"avx512-vnni", i2s_tile_dots_avx512(true)}
-                          : I2sIsa{"avx512", i2s_tile_dots_avx512(false)};
+    return cpu.avx512vnni ? I2sIsa{"avx512-vnni", i2s_tile_dots_avx512(true, !cpu.vendor_amd)}
+                          : I2sIsa{"avx512", i2s_tile_dots_avx512(false, !cpu.vendor_amd)};
   if (cpu.avx_vnni) return I2sIsa{"avx2-vnni", i2s_tile_dots_avx2(true)};
   if (cpu.has_avx2_level())
     return cpu.vendor_amd ? I2sIsa{"avx2-pairs", i2s_tile_dots_avx2(false), i2s_pair_dots_avx2(false), true}

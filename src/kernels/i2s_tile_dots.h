@@ -24,7 +24,9 @@ using I2sPairDots = void (*)(const uint8_t* tile_a, const uint8_t* tile_b, int64
                              int32_t* out /* [2][16] */);
 
 // vnni: vpdpbusd (AVX512-VNNI / AVX-VNNI); otherwise vpmaddubsw + vpmaddwd.
-I2sTileDots i2s_tile_dots_avx512(bool vnni);
+// prefetch: the one-token loop prefetches ahead in software (Intel's cores
+// keep too few loads in flight without it; AMD's streamed slower with it).
+I2sTileDots i2s_tile_dots_avx512(bool vnni, bool prefetch);
 I2sTileDots i2s_tile_dots_avx2(bool vnni);
 // Plain AVX2 only (nullptr with VNNI: there the one-token loop has no pair form).
 I2sPairDots i2s_pair_dots_avx2(bool vnni);

@@ -46,8 +46,8 @@ struct Bf16Row {
   }
 };
 
-// How far ahead a one-token row prefetches (non-temporal), where kPrefetch is
-// on (AMD: float_matmul.cpp). On Zen 5 the hardware prefetcher alone left the
+// How far ahead a one-token row read alone prefetches, where kPrefetch is on
+// (float_tile_dots.h's FloatPrefetch). On Zen 5 the hardware prefetcher alone left the
 // F16 head at 64-72% of the 2-thread read bandwidth; with this, 2B-4T decode
 // (656 MB of F16 head per token) ran 10-31% faster at 2 threads and 6-20% at 1
 // (two sets of alternated runs; 2-6 KiB alike, 8 KiB a little slower). On a
@@ -70,7 +70,10 @@ inline constexpr int64_t kFloatStreamPrefetchBytes = 1024;
 
 // kRows x kTokens dots; kSplit accumulators per dot break the FMA latency
 // chain when there are few dots (a GEMV).
-template <class S, class Row, int kRows, int kTokens, int kSplit, bool kPrefetch = false>
+// __builtin_prefetch's locality for a hint: 0 prefetchnta, 2 prefetcht1.
+constexpr int prefetch_locality(FloatPrefetch p) { return p == FloatPrefetch::ToL2 ? 2 : 0; }
+
+template <class S, class Row, int kRows, int kTokens, int kSplit, FloatPrefetch kPrefetch = FloatPrefetch::None>
 void float_tile(const uint8_t* w, int64_t row_bytes, const float* x, int64_t x_stride, int64_t k, float* y,
                 int64_t y_stride) {
   using V = typename S::V;
@@ -82,16 +85,16 @@ void float_tile(const uint8_t* w, int64_t row_bytes, const float* x, int64_t x_s
     for (int r = 0; r < kRows; ++r)
       #pragma GCC unroll 64
       for (int t = 0; t < kTokens; ++t) acc[s][r][t] = S::zero();
-  // One row, one token (a GEMV: one sequential stream): non-temporal software
-  // prefetch kFloatPrefetchBytes ahead, one per 64-byte line.
-  static_assert(!kPrefetch || (kRows == 1 && kTokens == 1));
+  // One row, one token (a GEMV: one sequential stream): software prefetch
+  // kFloatPrefetchBytes ahead, one per 64-byte line.
+  static_assert(kPrefetch == FloatPrefetch::None || (kRows == 1 && kTokens == 1));
   constexpr int kStepBytes = kSplit * L * Row::kValueBytes;
   int64_t i = 0;
   for (; i + kSplit * L <= k; i += kSplit * L) {
-    if constexpr (kPrefetch) {
+    if constexpr (kPrefetch != FloatPrefetch::None) {
       #pragma GCC unroll 8
       for (int b = 0; b < kStepBytes; b += 64)
-        __builtin_prefetch(w + i * Row::kValueBytes + kFloatPrefetchBytes + b, 0, 0);  // 0, 0: prefetchnta
+        __builtin_prefetch(w + i * Row::kValueBytes + kFloatPrefetchBytes + b, 0, prefetch_locality(kPrefetch));
     }
     #pragma GCC unroll 64
     for (int s = 0; s < kSplit; ++s) {
@@ -135,7 +138,7 @@ void float_tile(const uint8_t* w, int64_t row_bytes, const float* x, int64_t x_s
 // bytes). Per (row, token) exactly float_tile<S, Row, 1, kTokens, kSplit>'s
 // arithmetic: one token takes kSplit 4 (the GEMV's), 2 to 4 tokens kSplit 1
 // (the tiles').
-template <class S, class Row, int kStreams, int kTokens, int kSplit>
+template <class S, class Row, int kStreams, int kTokens, int kSplit, FloatPrefetch kPrefetch>
 void float_row_streams(const uint8_t* w, int64_t row_bytes, int64_t per, const float* x, int64_t x_stride, int64_t k,
                        float* y, int64_t y_stride) {
   using V = typename S::V;
@@ -160,7 +163,8 @@ void float_row_streams(const uint8_t* w, int64_t row_bytes, int64_t per, const f
         for (int j = 0; j < kStreams; ++j)
           #pragma GCC unroll 4
           for (int b = 0; b < kStepBytes; b += 64)
-            __builtin_prefetch(row[j] + i * Row::kValueBytes + kFloatStreamPrefetchBytes + b, 0, 0);  // prefetchnta
+            __builtin_prefetch(row[j] + i * Row::kValueBytes + kFloatStreamPrefetchBytes + b, 0,
+                               prefetch_locality(kPrefetch));
       }
       #pragma GCC unroll 4
       for (int s = 0; s < kSplit; ++s) {
@@ -202,12 +206,12 @@ void float_row_streams(const uint8_t* w, int64_t row_bytes, int64_t per, const f
 
 // The rows float_row_streams took (0 when the call's rows are too few for
 // streams kStreamsMinApartBytes apart).
-template <class S, class Row, int kStreams, int kTokens, int kSplit>
+template <class S, class Row, int kStreams, int kTokens, int kSplit, FloatPrefetch kPrefetch>
 int64_t streamed_rows(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride, int64_t k,
                       float* y, int64_t y_stride) {
   const int64_t per = rows / kStreams;
   if (per == 0 || per * row_bytes < kStreamsMinApartBytes) return 0;
-  float_row_streams<S, Row, kStreams, kTokens, kSplit>(w, row_bytes, per, x, x_stride, k, y, y_stride);
+  float_row_streams<S, Row, kStreams, kTokens, kSplit, kPrefetch>(w, row_bytes, per, x, x_stride, k, y, y_stride);
   return per * kStreams;
 }
 
@@ -243,17 +247,18 @@ void float_tile_tokens(const uint8_t* w, int64_t row_bytes, const float* x, int6
   }
 }
 
-template <class S, class Row, bool kPrefetch>
+template <class S, class Row, FloatPrefetch kPrefetch>
 void float_tile_dots(const uint8_t* w, int64_t row_bytes, int rows, const float* x, int64_t x_stride,
                      const float* /* xsum */, int tokens, int64_t k, float* y, int64_t y_stride) {
   int64_t r = 0;
-  if constexpr (kPrefetch) {
+  if constexpr (kPrefetch != FloatPrefetch::None) {
     constexpr int kWide = S::kLanes > 8 ? 4 : 2;  // streams for 3 or 4 tokens
+    constexpr FloatPrefetch P = kPrefetch;
     switch (tokens) {
-      case 1: r = streamed_rows<S, Row, kFloatStreams, 1, 4>(w, row_bytes, rows, x, x_stride, k, y, y_stride); break;
-      case 2: r = streamed_rows<S, Row, 4, 2, 1>(w, row_bytes, rows, x, x_stride, k, y, y_stride); break;
-      case 3: r = streamed_rows<S, Row, kWide, 3, 1>(w, row_bytes, rows, x, x_stride, k, y, y_stride); break;
-      case 4: r = streamed_rows<S, Row, kWide, 4, 1>(w, row_bytes, rows, x, x_stride, k, y, y_stride); break;
+      case 1: r = streamed_rows<S, Row, kFloatStreams, 1, 4, P>(w, row_bytes, rows, x, x_stride, k, y, y_stride); break;
+      case 2: r = streamed_rows<S, Row, 4, 2, 1, P>(w, row_bytes, rows, x, x_stride, k, y, y_stride); break;
+      case 3: r = streamed_rows<S, Row, kWide, 3, 1, P>(w, row_bytes, rows, x, x_stride, k, y, y_stride); break;
+      case 4: r = streamed_rows<S, Row, kWide, 4, 1, P>(w, row_bytes, rows, x, x_stride, k, y, y_stride); break;
       default: break;
     }
   }
@@ -268,12 +273,22 @@ void float_tile_dots(const uint8_t* w, int64_t row_bytes, int rows, const float*
     float_tile_tokens<S, Row, 1>(w + r * row_bytes, row_bytes, x, x_stride, tokens, k, y + r, y_stride);
 }
 
+// The float rows' kernel for a hint.
+template <class S, class Row>
+FloatTileDots float_rows_dots(FloatPrefetch prefetch) {
+  switch (prefetch) {
+    case FloatPrefetch::NonTemporal: return float_tile_dots<S, Row, FloatPrefetch::NonTemporal>;
+    case FloatPrefetch::ToL2: return float_tile_dots<S, Row, FloatPrefetch::ToL2>;
+    default: return float_tile_dots<S, Row, FloatPrefetch::None>;
+  }
+}
+
 template <class S>
-FloatTileDots float_tile_dots_for(GgmlType type, bool prefetch) {
+FloatTileDots float_tile_dots_for(GgmlType type, FloatPrefetch prefetch) {
   switch (type) {
-    case GgmlType::F32: return prefetch ? float_tile_dots<S, F32Row<S>, true> : float_tile_dots<S, F32Row<S>, false>;
-    case GgmlType::F16: return prefetch ? float_tile_dots<S, F16Row<S>, true> : float_tile_dots<S, F16Row<S>, false>;
-    case GgmlType::BF16: return prefetch ? float_tile_dots<S, Bf16Row<S>, true> : float_tile_dots<S, Bf16Row<S>, false>;
+    case GgmlType::F32: return float_rows_dots<S, F32Row<S>>(prefetch);
+    case GgmlType::F16: return float_rows_dots<S, F16Row<S>>(prefetch);
+    case GgmlType::BF16: return float_rows_dots<S, Bf16Row<S>>(prefetch);
 #if defined(__AVX2__)
     case GgmlType::Q4_1: return q4_1_tile_dots<S, Q4_1Values>;
     case GgmlType::Q5_0: return q4_1_tile_dots<S, Q5_0Values>;

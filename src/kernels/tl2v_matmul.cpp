@@ -111,10 +111,14 @@ int tl2v_score(const WeightView& w, const CpuFeatures& cpu) {
   if (!cpu_runs_tl2v(cpu)) return 0;
   if (!ternary_scale(w)) return 0;  // I2_S, TQ1_0, TQ2_0 or F16 holding one scale
   if (w.type == GgmlType::F16) return -1;  // F16 models are computed in float unless forced
-  // Ahead of i2s (30) with VNNI: same dot products over a sixth fewer bytes,
-  // 1.12-1.28x i2s on cold decode-step matrices (docs/performance.md). Without
-  // VNNI its extra decode work was not measured against i2s: i2s stays first.
-  return cpu.avx512vnni ? 35 : 25;
+  // Ahead of i2s (30) with VNNI on AMD: same dot products over a sixth fewer
+  // bytes, 1.12-1.28x i2s on cold decode-step matrices on Zen 5
+  // (docs/performance.md). Not on Intel: there 512-bit work issues on two
+  // ports, not four, and its permutes on one, so its decode work outweighs the
+  // bytes saved; an Intel Xeon decoded 2B-4T 3-8% faster with i2s (software
+  // prefetch, "Session 24"). Without VNNI its extra decode work was not
+  // measured against i2s: i2s stays first.
+  return cpu.avx512vnni && cpu.vendor_amd ? 35 : 25;
 }
 
 std::unique_ptr<Matmul> tl2v_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {

@@ -24,12 +24,15 @@ using test::ternary_dot;
 using test::expect_bitwise_equal;
 using test::run_matmul;
 
-I2sTileDots tile_dots_for(const std::string& isa) {
+// prefetch: the AVX-512 one-token loop as on Intel (software prefetch) or as on
+// AMD (none); the other levels have one form.
+I2sTileDots tile_dots_for(const std::string& isa, bool prefetch) {
 #if LOWBIT_X86_KERNELS
-  if (isa.rfind("avx512", 0) == 0) return i2s_tile_dots_avx512(isa == "avx512-vnni");
+  if (isa.rfind("avx512", 0) == 0) return i2s_tile_dots_avx512(isa == "avx512-vnni", prefetch);
   return i2s_tile_dots_avx2(isa == "avx2-vnni");
 #else
   EXPECT_EQ(isa, "neon-dotprod");
+  (void)prefetch;
   return i2s_tile_dots_neon();
 #endif
 }
@@ -80,13 +83,14 @@ TEST(I2sKernel, TileDotsExactAtEveryIsa) {
     for (int pattern = 0; pattern < 4; ++pattern) {
       const int tokens = kI2sMaxTokens;
       const auto q = test::pattern_activations(tokens, stride, k, pattern, rng);
-      for (const auto& isa : variants) {
-        for (int n_tokens : {1, 3, tokens}) {
-          std::vector<int32_t> out(static_cast<size_t>(16 * n_tokens), 12345);
-          tile_dots_for(isa.name)(tiles.tile(0), tiles.groups, q.data(), stride, n_tokens, out.data());
-          test::expect_code_dots(t, k, q, stride, n_tokens, out, isa.name + " pattern " + std::to_string(pattern));
-        }
-      }
+      for (const auto& isa : variants)
+        for (const bool prefetch : {false, true})
+          for (int n_tokens : {1, 3, tokens}) {
+            std::vector<int32_t> out(static_cast<size_t>(16 * n_tokens), 12345);
+            tile_dots_for(isa.name, prefetch)(tiles.tile(0), tiles.groups, q.data(), stride, n_tokens, out.data());
+            test::expect_code_dots(t, k, q, stride, n_tokens, out,
+                                   isa.name + (prefetch ? " prefetch" : "") + " pattern " + std::to_string(pattern));
+          }
     }
   }
 }
@@ -106,11 +110,14 @@ TEST(I2sKernel, TileDotsExactOnTheLongestRows) {
       const std::vector<int8_t> q(static_cast<size_t>(5 * k), a);
       const int32_t expect = static_cast<int32_t>(2 * a * k);
       for (const auto& isa : variants)
-        for (int n_tokens : {1, 2, 5}) {
-          std::vector<int32_t> out(static_cast<size_t>(16 * n_tokens), 12345);
-          tile_dots_for(isa.name)(tiles.tile(0), tiles.groups, q.data(), k, n_tokens, out.data());
-          for (int32_t v : out) ASSERT_EQ(v, expect) << isa.name << " k=" << k << " a=" << int{a} << " tokens=" << n_tokens;
-        }
+        for (const bool prefetch : {false, true})
+          for (int n_tokens : {1, 2, 5}) {
+            std::vector<int32_t> out(static_cast<size_t>(16 * n_tokens), 12345);
+            tile_dots_for(isa.name, prefetch)(tiles.tile(0), tiles.groups, q.data(), k, n_tokens, out.data());
+            for (int32_t v : out)
+              ASSERT_EQ(v, expect) << isa.name << " prefetch " << prefetch << " k=" << k << " a=" << int{a}
+                                   << " tokens=" << n_tokens;
+          }
     }
   }
 }
@@ -353,22 +360,27 @@ TEST(I2sKernel, F16TernaryOnlyWhenForced) {
   EXPECT_NE(make_matmul(embedding, "i2s", pool)->kernel_name().substr(0, 4), "i2s/");
 }
 
-// Auto takes i2s for I2_S unless tl2v runs (AVX-512 VBMI and VNNI): at every
-// ISA variant without VBMI, and on this CPU with VBMI cleared.
-TEST(I2sKernel, AutoPicksI2sForI2sWithoutVbmi) {
+// Auto takes i2s for I2_S unless tl2v runs (AVX-512 VBMI and VNNI) on an AMD
+// CPU: at every ISA variant without VBMI, and on this CPU with VBMI cleared,
+// as AMD and as Intel.
+TEST(I2sKernel, AutoPicksI2sForI2sWithoutVbmiOrOnIntel) {
   const auto variants = i2s_variants();
   ASSERT_FALSE(variants.empty()) << "neither AVX2 nor NEON with dotprod: nothing to test";
   const auto t = random_ternary(16, 128, 2);
   const auto bytes = encode_ternary(GgmlType::I2_S, t, 16, 128, 1.0f);
   const WeightView w{"w", GgmlType::I2_S, 16, 128, bytes.data()};
   ThreadPool pool(1);
-  for (auto isa : variants) {
-    const bool tl2v_first = isa.cpu.has_avx512_level() && isa.cpu.avx512vbmi && isa.cpu.avx512vnni;
-    const std::string expect = tl2v_first ? std::string("tl2v/avx512-vbmi-vnni") : "i2s/" + isa.name;
-    EXPECT_EQ(make_matmul(w, "auto", pool, isa.cpu)->kernel_name(), expect);
-    isa.cpu.avx512vbmi = false;
-    EXPECT_EQ(make_matmul(w, "auto", pool, isa.cpu)->kernel_name(), "i2s/" + isa.name);
-  }
+  for (auto isa : variants)
+    for (const bool amd : {false, true}) {
+      if (isa.name == "avx2-pairs" || (isa.name == "avx2" && amd)) continue;  // the pair form follows the vendor
+      isa.cpu.vendor_amd = amd;
+      const bool tl2v_first = amd && isa.cpu.has_avx512_level() && isa.cpu.avx512vbmi && isa.cpu.avx512vnni;
+      const std::string expect = tl2v_first ? std::string("tl2v/avx512-vbmi-vnni") : "i2s/" + isa.name;
+      EXPECT_EQ(make_matmul(w, "auto", pool, isa.cpu)->kernel_name(), expect) << (amd ? "AMD" : "Intel");
+      auto no_vbmi = isa.cpu;
+      no_vbmi.avx512vbmi = false;
+      EXPECT_EQ(make_matmul(w, "auto", pool, no_vbmi)->kernel_name(), "i2s/" + isa.name) << (amd ? "AMD" : "Intel");
+    }
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 
 namespace lowbit {
 
-FloatTileDots float_tile_dots_avx512(GgmlType type, bool prefetch) {
+FloatTileDots float_tile_dots_avx512(GgmlType type, FloatPrefetch prefetch) {
   return simd::float_tile_dots_for<simd::Avx512>(type, prefetch);
 }
 
