@@ -113,12 +113,16 @@ std::unique_ptr<Matmul> make_int2_matmul(int64_t rows, int64_t cols, int64_t gro
 #if LOWBIT_NEON_KERNELS
   if (spec.kernel == int2_gemv_neon) spec.tokens = int2_tokens_neon;
 #endif
-  // One token on AMD: a region's halves side by side (forward_together). In
-  // the roofline's chains at 2 threads int2 went from 53-73% to 54-83% of the
-  // read bandwidth (2560 x 6912: 67% -> 83%; docs/performance.md "Session 11").
+  // One token with AVX-512: a region's halves side by side (forward_together).
+  // In the roofline's chains at 2 threads int2 went from 53-73% to 54-83% of
+  // the read bandwidth on Zen 5 (2560 x 6912: 67% -> 83%; docs/performance.md
+  // "Session 11"), from 69-88% to 83-98% on an Intel Xeon ("Session 24").
 #if LOWBIT_X86_KERNELS
-  if (isa == Vnni4Isa::Avx512Vnni && cpu.vendor_amd)
-    spec.pair = spec.name.ends_with("-linear") ? int2_linear_gemv2_avx512 : int2_gemv2_avx512;
+  if (isa == Vnni4Isa::Avx512Vnni) {
+    const bool linear = spec.name.ends_with("-linear");
+    if (cpu.vendor_amd) spec.pair = linear ? int2_linear_gemv2_avx512 : int2_gemv2_avx512;
+    else spec.pair = linear ? int2_linear_gemv2_avx512_t0 : int2_gemv2_avx512_t0;
+  }
 #endif
   // vpshufb (NEON: tbl) tables indexed by a nibble: bits 0-1 (first 16 bytes), bits 2-3 (next 16).
   for (int n = 0; n < 16; ++n) {

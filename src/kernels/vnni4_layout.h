@@ -76,8 +76,13 @@ constexpr int64_t kVnni4FarPrefetchBytes = 2 * kVnni4PrefetchBytes;
 // Zen 5 (2 threads: within noise), and in end-to-end runs the Q8_0 output head
 // took 22-27% less time per token in one stretch, the same in another
 // (docs/performance.md "Session 10"). Session 7's 8 KiB came from passes over
-// the same copies back to back, which favour longer distances. The _t0
-// kernels (Intel) keep 8 KiB: 2 KiB is unmeasured there.
+// the same copies back to back, which favour longer distances.
+// The _t0 kernels (prefetcht0: Intel) prefetch int2 and q8_0 2 KiB ahead. On
+// a 2-core Intel Xeon that took the roofline's chains at 2 threads from 82-84%
+// to 90-94% of the read bandwidth for q8_0 and from 69-88% to 76-88% for int2
+// against the 8 KiB they had (1 and 4 KiB no better, prefetcht1 no better;
+// docs/performance.md "Session 24").
+constexpr int64_t kVnni4T0PrefetchBytes = 2048;
 #ifndef LOWBIT_Q8_0_PREFETCH_BYTES
 #define LOWBIT_Q8_0_PREFETCH_BYTES 2048
 #endif

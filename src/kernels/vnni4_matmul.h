@@ -108,6 +108,8 @@ void q8_0_gemv3_avx512(const Vnni4Task* t);
 // with the same layout parameters, lut and xsum_factor).
 void int2_gemv2_avx512(const Vnni4Task* t);
 void int2_linear_gemv2_avx512(const Vnni4Task* t);
+void int2_gemv2_avx512_t0(const Vnni4Task* t);  // prefetcht0 (Intel), as the one-block _t0 kernels
+void int2_linear_gemv2_avx512_t0(const Vnni4Task* t);
 
 // The NEON kernels (arm_neon/vnni4_gemv_neon.cpp, four_bit_gemv_neon.cpp;
 // ARMv8.2-A sdot), for any xsum factor and lut (int2: levels spanning up to

@@ -44,13 +44,12 @@ template <bool kNta, int64_t kAhead = kVnni4PrefetchBytes>
 inline void prefetch(const uint8_t* p) {
   _mm_prefetch(reinterpret_cast<const char*>(p + kAhead), kNta ? _MM_HINT_NTA : _MM_HINT_T0);
 }
-// int2's distance (vnni4_layout.h).
+// int2's distance (vnni4_layout.h): far on AMD, 2 KiB in the _t0 kernels.
 template <bool kNta>
-inline void prefetch_far(const uint8_t* p) { prefetch<kNta, kVnni4FarPrefetchBytes>(p); }
-// q8_0's: kQ8_0PrefetchBytes where measured (AMD, non-temporal); the _t0
-// kernels (other vendors) keep the far distance they were measured with.
+inline void prefetch_far(const uint8_t* p) { prefetch<kNta, kNta ? kVnni4FarPrefetchBytes : kVnni4T0PrefetchBytes>(p); }
+// q8_0's: kQ8_0PrefetchBytes on AMD (non-temporal), 2 KiB in the _t0 kernels.
 template <bool kNta>
-inline void prefetch_q8_0(const uint8_t* p) { prefetch<kNta, kNta ? kQ8_0PrefetchBytes : kVnni4FarPrefetchBytes>(p); }
+inline void prefetch_q8_0(const uint8_t* p) { prefetch<kNta, kNta ? kQ8_0PrefetchBytes : kVnni4T0PrefetchBytes>(p); }
 
 inline void store_out(const Vnni4Task& t, __m512 acc) { _mm512_store_ps(t.out, _mm512_mul_ps(acc, _mm512_set1_ps(t.inv))); }
 
@@ -348,6 +347,8 @@ void q8_0_gemv_streams(const Vnni4Task* t) {
 void q8_0_gemv3_avx512(const Vnni4Task* t) { q8_0_gemv_streams<true, 3>(t); }
 void int2_gemv2_avx512(const Vnni4Task* t) { int2_gemv_streams<true, 2>(t); }
 void int2_linear_gemv2_avx512(const Vnni4Task* t) { int2_linear_gemv_streams<true, 2>(t); }
+void int2_gemv2_avx512_t0(const Vnni4Task* t) { int2_gemv_streams<false, 2>(t); }
+void int2_linear_gemv2_avx512_t0(const Vnni4Task* t) { int2_linear_gemv_streams<false, 2>(t); }
 
 void int2_gemv_avx512(const Vnni4Task& t) { int2_gemv<true>(t); }
 void int2_gemv_avx512_t0(const Vnni4Task& t) { int2_gemv<false>(t); }
