@@ -4,6 +4,10 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #elif defined(__aarch64__) && defined(__linux__)
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
@@ -18,6 +22,16 @@ uint64_t read_xcr0() {
   uint32_t eax, edx;
   __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
   return (static_cast<uint64_t>(edx) << 32) | eax;
+}
+
+// Linux hands out AMX tile data state (XFEATURE_XTILEDATA, 18) to a process
+// only when asked (ARCH_REQ_XCOMP_PERM, 0x1023); true when granted.
+bool request_amx_permission() {
+#if defined(__linux__) && defined(__x86_64__)
+  return syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+#else
+  return false;
+#endif
 }
 
 CpuFeatures detect() {
@@ -48,6 +62,9 @@ CpuFeatures detect() {
     f.avx512vbmi = c & (1u << 1);
     f.avx512vnni = c & (1u << 11);
   }
+  const bool amx_tile = d & (1u << 24), amx_int8 = d & (1u << 25);
+  const bool tiles_ok = (xcr0 & (uint64_t{3} << 17)) == (uint64_t{3} << 17);  // XTILECFG, XTILEDATA
+  f.amx_int8 = amx_tile && amx_int8 && tiles_ok && request_amx_permission();
   __cpuid_count(7, 1, a, b, c, d);
   f.avx_vnni = a & (1u << 4);
   if (zmm_ok) f.avx512bf16 = a & (1u << 5);
@@ -88,6 +105,7 @@ std::string CpuFeatures::describe() const {
   add(avx512vnni, "avx512vnni");
   add(avx512vbmi, "avx512vbmi");
   add(avx512bf16, "avx512bf16");
+  add(amx_int8, "amx_int8");
   add(neon, "neon");
   add(neon_dotprod, "dotprod");
   return s.empty() ? "scalar" : s;

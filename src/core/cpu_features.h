@@ -26,6 +26,10 @@ struct CpuFeatures {
   bool avx512vnni = false;
   bool avx512vbmi = false;
   bool avx512bf16 = false;
+  // AMX tiles with int8 dot products, the OS saving tile state (XCR0) and
+  // this process allowed to use it (Linux arch_prctl ARCH_REQ_XCOMP_PERM,
+  // asked once at detection).
+  bool amx_int8 = false;
   // cpuid vendor "AuthenticAMD". Some memory hints are a vendor matter: a
   // non-temporal prefetch made the F16 GEMV faster on Zen 5 and slower on an
   // Intel Xeon (kernels/simd_float_gemv_body.h).

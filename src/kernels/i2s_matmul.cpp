@@ -3,6 +3,7 @@
 #include "kernels/i2s_matmul.h"
 
 #include "core/error.h"
+#include "kernels/i2s_amx_gemm.h"
 #include "kernels/i2s_lut_gemm.h"
 #include "kernels/i2s_tile_dots.h"
 #include "kernels/i2s_tiles.h"
@@ -19,6 +20,7 @@ struct I2sIsa {
   I2sTileDots dots;
   I2sPairDots pair = nullptr;  // one token, two tiles far apart side by side
   bool lut = false;            // many tokens by table lookup (i2s_lut_gemm.h)
+  bool amx = false;            // many tokens by AMX tile dot products (i2s_amx_gemm.h)
 };
 
 // Pairs on plain AVX2, AMD only: measured on a Zen 3 (docs/performance.md
@@ -26,6 +28,8 @@ struct I2sIsa {
 // four; Intel's prefetchers were never measured with them (as int2's pairs).
 I2sIsa pick_isa(const CpuFeatures& cpu) {
 #if LOWBIT_X86_KERNELS
+  if (cpu.has_avx512_level() && cpu.avx512vnni && cpu.amx_int8)
+    return I2sIsa{"avx512-vnni-amx", i2s_tile_dots_avx512(true, !cpu.vendor_amd), nullptr, false, true};
   if (cpu.has_avx512_level())
     return cpu.avx512vnni ? I2sIsa{"avx512-vnni", i2s_tile_dots_avx512(true, !cpu.vendor_amd)}
                           : I2sIsa{"avx512", i2s_tile_dots_avx512(false, !cpu.vendor_amd)};
@@ -58,6 +62,12 @@ int64_t lut_tokens(int64_t tokens) {
   return rest >= kLutMinRemainder ? tokens : tokens - rest;
 }
 
+// AMX takes every token of a call of at least this many (a last partial
+// block of 16 zero-padded); fewer go to the tile dots, one pass of up to 8.
+constexpr int64_t kAmxMinTokens = 16;
+
+int64_t amx_tokens(int64_t tokens) { return tokens >= kAmxMinTokens ? tokens : 0; }
+
 // Rows longer than this many 16-column lines (4032 columns) are split into
 // spans (TernaryMatmul::forward_spans), as tl2v's are: on the 2B-4T down
 // matrices 9% more weights per second with AVX-512, 3-4% with AVX2
@@ -71,6 +81,7 @@ class I2sMatmul final : public TernaryMatmul {
         dots_(pick_isa(cpu).dots),
         pair_(pick_isa(cpu).pair),
         lut_(pick_isa(cpu).lut),
+        amx_(pick_isa(cpu).amx),
         tiles_(w.rows, w.cols, kLineColumns, kMaxSpanLines) {
     for_each_ternary_row(w, s, pool, I2sTiles::kRows, [&](int64_t r, const int8_t* t) { tiles_.set_row(r, t); });
   }
@@ -78,16 +89,18 @@ class I2sMatmul final : public TernaryMatmul {
   int64_t weight_bytes() const override { return tiles_.bytes(); }
 
   bool wants_one_range_per_thread(const ActivationBatch& in) const override {
-    return lut_ && lut_tokens(in.tokens()) > 0;
+    return (lut_ && lut_tokens(in.tokens()) > 0) || (amx_ && amx_tokens(in.tokens()) > 0);
   }
   void forward_units(const ActivationBatch& in, float* y, int64_t begin, int64_t end) const override {
-    const int64_t n = lut_ ? lut_tokens(in.tokens()) : 0;
+    const int64_t n = lut_ ? lut_tokens(in.tokens()) : amx_ ? amx_tokens(in.tokens()) : 0;
 #if LOWBIT_X86_KERNELS
-    if (n > 0)
-      i2s_lut_gemm_avx2(tiles_, cols_, begin, end, in.q(), in.k_padded(), n,
-                        [&](int64_t tile, int64_t t0, int tokens, const int32_t* dots) {
-                          write_rows(tile, in, t0, tokens, dots, y, /*codes=*/false);
-                        });
+    const auto sink = [&](bool codes) {
+      return [&, codes](int64_t tile, int64_t t0, int tokens, const int32_t* dots) {
+        write_rows(tile, in, t0, tokens, dots, y, codes);
+      };
+    };
+    if (n > 0 && lut_) i2s_lut_gemm_avx2(tiles_, cols_, begin, end, in.q(), in.k_padded(), n, sink(false));
+    if (n > 0 && amx_) i2s_amx_gemm(tiles_, cols_, begin, end, in.q(), in.k_padded(), n, sink(true));
 #endif
     forward_tokens(in, y, begin, end, n);
   }
@@ -126,6 +139,7 @@ class I2sMatmul final : public TernaryMatmul {
   I2sTileDots dots_;
   I2sPairDots pair_;
   bool lut_;
+  bool amx_;
   SpannedTiles<I2sTiles> tiles_;
 };
 

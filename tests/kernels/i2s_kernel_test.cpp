@@ -7,6 +7,7 @@
 
 #include "core/half.h"
 #include "kernels/dispatch.h"
+#include "kernels/i2s_amx_gemm.h"
 #include "kernels/i2s_lut_gemm.h"
 #include "kernels/i2s_matmul.h"
 #include "kernels/i2s_tile_dots.h"
@@ -38,10 +39,16 @@ I2sTileDots tile_dots_for(const std::string& isa, bool prefetch) {
 }
 
 // The ISA levels, with plain AVX2 both as on AMD (one token reads tiles in
-// pairs: "avx2-pairs") and as elsewhere ("avx2"), whatever this CPU's vendor.
+// pairs: "avx2-pairs") and as elsewhere ("avx2"), whatever this CPU's vendor,
+// and AVX-512 VNNI with AMX ("avx512-vnni-amx": many tokens on tiles) where
+// this CPU has it, and without.
 std::vector<test::IsaVariant> i2s_variants() {
   std::vector<test::IsaVariant> v;
   for (auto isa : isa_variants()) {
+    if (isa.name == "avx512-vnni" && isa.cpu.amx_int8) {
+      v.push_back({"avx512-vnni-amx", isa.cpu});
+      isa.cpu.amx_int8 = false;
+    }
     if (isa.name != "avx2") {
       v.push_back(isa);
       continue;
@@ -126,7 +133,7 @@ struct Shape {
   int64_t n, k, tokens;
 };
 
-#if LOWBIT_X86_KERNELS  // the pair loop and the lookup GEMM are AVX2 code
+#if LOWBIT_X86_KERNELS  // the pair loop, the lookup GEMM (AVX2) and the AMX GEMM are x86 code
 // The plain-AVX2 pair loop (two tiles side by side) gives each tile the dots
 // it gets alone, for widths that end mid 8-group block, every activation
 // pattern, and at the int16 bound (every code +1, every activation -128).
@@ -189,6 +196,47 @@ TEST(I2sKernel, LookupGemmGivesExactSignedDots) {
       };
       i2s_lut_gemm_avx2(tiles, s.k, 0, split, q.data(), stride, s.tokens, sink);
       i2s_lut_gemm_avx2(tiles, s.k, split, n_tiles, q.data(), stride, s.tokens, sink);
+      for (int v : seen) ASSERT_EQ(v, 1) << s.n << "x" << s.k;
+    }
+  }
+}
+
+// The AMX GEMM (many tokens on tile registers): every tile and block of 16
+// tokens reaches the sink once with the exact code dots, for K of lines that
+// end mid 64-column block (a span's last block part zeros), K in spans (6912:
+// 2, 9088: 3), token counts that end mid block (zero-padded), more blocks than
+// one pass takes (4), activations at -128 and +127 everywhere, and chunks of
+// tokens (at K = 9088 a chunk is 4 blocks: 70 tokens make two).
+TEST(I2sKernel, AmxGemmGivesExactCodeDots) {
+  if (!cpu_features().amx_int8) GTEST_SKIP() << "no AMX-INT8 (or no permission for tile data): the AMX GEMM cannot run here";
+  Rng rng(23);
+  const std::vector<Shape> shapes = {{16, 64, 16}, {33, 400, 17}, {21, 640, 5}, {40, 6912, 70}, {16, 9088, 70}};
+  for (const Shape& s : shapes) {
+    const auto t = random_ternary(s.n, s.k, static_cast<uint64_t>(s.n * 5 + s.k));
+    SpannedTiles<I2sTiles> tiles(s.n, s.k, I2sTiles::kColumns, 252);
+    for (int64_t r = 0; r < s.n; ++r) tiles.set_row(r, t.data() + r * s.k);
+    const int64_t stride = (s.k + 63) / 64 * 64, n_tiles = (s.n + 15) / 16;
+    for (int pattern = 0; pattern < 4; ++pattern) {
+      const auto q = test::pattern_activations(static_cast<int>(s.tokens), stride, s.k, pattern, rng);
+      std::vector<int> seen(static_cast<size_t>(n_tiles * s.tokens), 0);
+      const auto sink = [&](int64_t tile, int64_t t0, int tokens, const int32_t* dots) {
+        ASSERT_EQ(t0 % kI2sAmxTokens, 0);
+        ASSERT_EQ(tokens, std::min<int64_t>(kI2sAmxTokens, s.tokens - t0));
+        for (int tk = 0; tk < tokens; ++tk) {
+          ++seen[static_cast<size_t>(tile * s.tokens + t0 + tk)];
+          const int8_t* qt = q.data() + (t0 + tk) * stride;
+          int32_t sum_q = 0;
+          for (int64_t c = 0; c < s.k; ++c) sum_q += qt[c];
+          for (int r = 0; r < 16 && 16 * tile + r < s.n; ++r) {
+            const int64_t row = 16 * tile + r;
+            ASSERT_EQ(dots[16 * tk + r], ternary_dot(t.data() + row * s.k, qt, s.k) + sum_q)
+                << s.n << "x" << s.k << " pattern " << pattern << " row " << row << " token " << t0 + tk;
+          }
+        }
+      };
+      const int64_t split = n_tiles / 2;  // any range works
+      i2s_amx_gemm(tiles, s.k, 0, split, q.data(), stride, s.tokens, sink);
+      i2s_amx_gemm(tiles, s.k, split, n_tiles, q.data(), stride, s.tokens, sink);
       for (int v : seen) ASSERT_EQ(v, 1) << s.n << "x" << s.k;
     }
   }

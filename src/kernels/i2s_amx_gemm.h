@@ -1,0 +1,33 @@
+// Ternary GEMM on Intel AMX (tile registers, int8 tile dot products), for many
+// tokens: prefill and large batches of the i2s kernel family.
+//
+// One tdpbsud multiplies a 16 x 64 tile of signed activations (16 tokens, 64
+// columns) by a 16 x 64 tile of unsigned weight codes (16 quads of 4 columns x
+// 16 rows, the VNNI4 order I2sTiles already has after a mask and a shift) into
+// 16 x 16 int32 sums: 16384 multiply-adds, where one vpdpbusd does 64. A weight
+// tile's codes are unpacked to bytes once per call and shared by every token.
+#pragma once
+
+#include <cstdint>
+
+#include "core/function_ref.h"
+#include "kernels/i2s_tiles.h"
+#include "kernels/spanned_tiles.h"
+
+namespace lowbit {
+
+inline constexpr int kI2sAmxTokens = 16;  // tokens per tile of activations
+
+// Receives the code dots of one tile and one block of tokens:
+// dots[t][r] = sum_k code(row 16 * tile + r, k) * q[t0 + t][k], t < tokens,
+// r < 16 (codes t + 1: the caller subtracts each token's sum of q).
+using I2sAmxSink = FunctionRef<void(int64_t tile, int64_t t0, int tokens, const int32_t* dots /* [16][16] */)>;
+
+// Tiles [tile_begin, tile_end) of `tiles` (K = cols columns in spans) times
+// `tokens` rows of q (q_stride apart, readable and zero past cols up to a
+// multiple of 64). Needs AMX-INT8 with the process's permission for tile data
+// (CpuFeatures::amx_int8); each call configures and releases the tiles.
+void i2s_amx_gemm(const SpannedTiles<I2sTiles>& tiles, int64_t cols, int64_t tile_begin, int64_t tile_end,
+                  const int8_t* q, int64_t q_stride, int64_t tokens, I2sAmxSink sink);
+
+}  // namespace lowbit
