@@ -25,14 +25,17 @@ struct I2sIsa {
 
 // Pairs on plain AVX2, AMD only: measured on a Zen 3 (docs/performance.md
 // "Session 15"), where one thread read one stream at 60-65% of the probe's
-// four; Intel's prefetchers were never measured with them (as int2's pairs).
+// four. With AVX-512, Intel only (with the software prefetch; "Session 24"):
+// as for int2, two streams a region apart kept more loads in flight there.
 I2sIsa pick_isa(const CpuFeatures& cpu) {
 #if LOWBIT_X86_KERNELS
-  if (cpu.has_avx512_level() && cpu.avx512vnni && cpu.amx_int8)
-    return I2sIsa{"avx512-vnni-amx", i2s_tile_dots_avx512(true, !cpu.vendor_amd), nullptr, false, true};
-  if (cpu.has_avx512_level())
-    return cpu.avx512vnni ? I2sIsa{"avx512-vnni", i2s_tile_dots_avx512(true, !cpu.vendor_amd)}
-                          : I2sIsa{"avx512", i2s_tile_dots_avx512(false, !cpu.vendor_amd)};
+  if (cpu.has_avx512_level()) {
+    const bool vnni = cpu.avx512vnni, intel = !cpu.vendor_amd;
+    const I2sPairDots pair = intel ? i2s_pair_dots_avx512(vnni) : nullptr;
+    if (vnni && cpu.amx_int8) return I2sIsa{"avx512-vnni-amx", i2s_tile_dots_avx512(true, intel), pair, false, true};
+    return vnni ? I2sIsa{"avx512-vnni", i2s_tile_dots_avx512(true, intel), pair}
+                : I2sIsa{"avx512", i2s_tile_dots_avx512(false, intel), pair};
+  }
   if (cpu.avx_vnni) return I2sIsa{"avx2-vnni", i2s_tile_dots_avx2(true)};
   if (cpu.has_avx2_level())
     return cpu.vendor_amd ? I2sIsa{"avx2-pairs", i2s_tile_dots_avx2(false), i2s_pair_dots_avx2(false), true}

@@ -30,6 +30,9 @@ I2sTileDots i2s_tile_dots_avx512(bool vnni, bool prefetch);
 I2sTileDots i2s_tile_dots_avx2(bool vnni);
 // Plain AVX2 only (nullptr with VNNI: there the one-token loop has no pair form).
 I2sPairDots i2s_pair_dots_avx2(bool vnni);
+// AVX-512, with the one-token loop's software prefetch (used on Intel). Rows
+// up to 2^18 columns (the one-token loop's bound; spans keep them shorter).
+I2sPairDots i2s_pair_dots_avx512(bool vnni);
 // sdot with a lane operand: each 32-bit lane of codes times 4 activation bytes.
 I2sTileDots i2s_tile_dots_neon();
 

@@ -134,34 +134,42 @@ struct Shape {
 };
 
 #if LOWBIT_X86_KERNELS  // the pair loop, the lookup GEMM (AVX2) and the AMX GEMM are x86 code
-// The plain-AVX2 pair loop (two tiles side by side) gives each tile the dots
-// it gets alone, for widths that end mid 8-group block, every activation
-// pattern, and at the int16 bound (every code +1, every activation -128).
+// The pair loops (two tiles side by side: plain AVX2's, and AVX-512's with
+// and without VNNI where this CPU has AVX-512) give each tile the dots it gets
+// alone, for widths that end mid 8-group block, every activation pattern, and
+// at the int16 bound (every code +1, every activation -128).
 TEST(I2sKernel, PairDotsAreEachTilesOwn) {
   ASSERT_TRUE(cpu_features().has_avx2_level()) << "no AVX2: the pair loop cannot run here";
-  const I2sPairDots pair = i2s_pair_dots_avx2(false);
-  ASSERT_NE(pair, nullptr);
+  std::vector<std::pair<std::string, I2sPairDots>> pairs = {{"avx2", i2s_pair_dots_avx2(false)}};
   EXPECT_EQ(i2s_pair_dots_avx2(true), nullptr);
-  Rng rng(9);
-  for (int64_t k : {16, 48, 128, 2560, 6912}) {
-    const auto t = random_ternary(32, k, static_cast<uint64_t>(k) + 3);
-    I2sTiles tiles(32, k);
-    for (int64_t r = 0; r < 32; ++r) tiles.set_row(r, t.data() + r * k);
-    for (int pattern = 0; pattern < 4; ++pattern) {
-      const auto q = test::pattern_activations(1, tiles.groups * 16, k, pattern, rng);
-      std::vector<int32_t> out(32, 12345);
-      pair(tiles.tile(0), tiles.tile(1), tiles.groups, q.data(), out.data());
-      test::expect_code_dots(t, k, q, tiles.groups * 16, 1, out, "pair, pattern " + std::to_string(pattern), 32, 32);
-    }
+  if (cpu_features().has_avx512_level()) {
+    pairs.emplace_back("avx512", i2s_pair_dots_avx512(false));
+    if (cpu_features().avx512vnni) pairs.emplace_back("avx512-vnni", i2s_pair_dots_avx512(true));
   }
-  const int64_t k = 4096;
-  const std::vector<int8_t> ones(static_cast<size_t>(32 * k), 1);
-  I2sTiles tiles(32, k);
-  for (int64_t r = 0; r < 32; ++r) tiles.set_row(r, ones.data() + r * k);
-  const std::vector<int8_t> q(static_cast<size_t>(k), -128);
-  std::vector<int32_t> out(32, 12345);
-  pair(tiles.tile(1), tiles.tile(0), tiles.groups, q.data(), out.data());
-  for (int32_t v : out) ASSERT_EQ(v, 2 * -128 * k);
+  for (const auto& [name, pair] : pairs) {
+    ASSERT_NE(pair, nullptr) << name;
+    Rng rng(9);
+    for (int64_t k : {16, 48, 128, 2560, 6912}) {
+      const auto t = random_ternary(32, k, static_cast<uint64_t>(k) + 3);
+      I2sTiles tiles(32, k);
+      for (int64_t r = 0; r < 32; ++r) tiles.set_row(r, t.data() + r * k);
+      for (int pattern = 0; pattern < 4; ++pattern) {
+        const auto q = test::pattern_activations(1, tiles.groups * 16, k, pattern, rng);
+        std::vector<int32_t> out(32, 12345);
+        pair(tiles.tile(0), tiles.tile(1), tiles.groups, q.data(), out.data());
+        test::expect_code_dots(t, k, q, tiles.groups * 16, 1, out, name + " pair, pattern " + std::to_string(pattern),
+                               32, 32);
+      }
+    }
+    const int64_t k = 4096;
+    const std::vector<int8_t> ones(static_cast<size_t>(32 * k), 1);
+    I2sTiles tiles(32, k);
+    for (int64_t r = 0; r < 32; ++r) tiles.set_row(r, ones.data() + r * k);
+    const std::vector<int8_t> q(static_cast<size_t>(k), -128);
+    std::vector<int32_t> out(32, 12345);
+    pair(tiles.tile(1), tiles.tile(0), tiles.groups, q.data(), out.data());
+    for (int32_t v : out) ASSERT_EQ(v, 2 * -128 * k) << name;
+  }
 }
 
 // The plain-AVX2 table-lookup GEMM (many tokens): every tile and block of 16
