@@ -88,13 +88,15 @@ void float_tile(const uint8_t* w, int64_t row_bytes, const float* x, int64_t x_s
   // One row, one token (a GEMV: one sequential stream): software prefetch
   // kFloatPrefetchBytes ahead, one per 64-byte line.
   static_assert(kPrefetch == FloatPrefetch::None || (kRows == 1 && kTokens == 1));
+  // A constant even at -O0 (__builtin_prefetch's locality must be one).
+  static constexpr int kLocality = prefetch_locality(kPrefetch);
   constexpr int kStepBytes = kSplit * L * Row::kValueBytes;
   int64_t i = 0;
   for (; i + kSplit * L <= k; i += kSplit * L) {
     if constexpr (kPrefetch != FloatPrefetch::None) {
       #pragma GCC unroll 8
       for (int b = 0; b < kStepBytes; b += 64)
-        __builtin_prefetch(w + i * Row::kValueBytes + kFloatPrefetchBytes + b, 0, prefetch_locality(kPrefetch));
+        __builtin_prefetch(w + i * Row::kValueBytes + kFloatPrefetchBytes + b, 0, kLocality);
     }
     #pragma GCC unroll 64
     for (int s = 0; s < kSplit; ++s) {
@@ -145,6 +147,7 @@ void float_row_streams(const uint8_t* w, int64_t row_bytes, int64_t per, const f
   constexpr int L = S::kLanes;
   constexpr int kStepBytes = kSplit * L * Row::kValueBytes;
   static_assert(kStepBytes % 64 == 0 || 64 % kStepBytes == 0);
+  static constexpr int kLocality = prefetch_locality(kPrefetch);
   for (int64_t r = 0; r < per; ++r) {
     const uint8_t* row[kStreams];
     #pragma GCC unroll 8
@@ -163,8 +166,7 @@ void float_row_streams(const uint8_t* w, int64_t row_bytes, int64_t per, const f
         for (int j = 0; j < kStreams; ++j)
           #pragma GCC unroll 4
           for (int b = 0; b < kStepBytes; b += 64)
-            __builtin_prefetch(row[j] + i * Row::kValueBytes + kFloatStreamPrefetchBytes + b, 0,
-                               prefetch_locality(kPrefetch));
+            __builtin_prefetch(row[j] + i * Row::kValueBytes + kFloatStreamPrefetchBytes + b, 0, kLocality);
       }
       #pragma GCC unroll 4
       for (int s = 0; s < kSplit; ++s) {
