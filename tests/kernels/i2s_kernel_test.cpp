@@ -172,55 +172,16 @@ TEST(I2sKernel, PairDotsAreEachTilesOwn) {
   }
 }
 
-// The plain-AVX2 table-lookup GEMM (many tokens): every tile and block of 16
-// tokens reaches the sink once, with the exact signed dots, for K of an odd
-// number of lines (a last block of one line), K in spans (6912: 2, 9088: 3),
-// token counts that end mid block, and every activation pattern (-128 too).
-TEST(I2sKernel, LookupGemmGivesExactSignedDots) {
-  ASSERT_TRUE(cpu_features().has_avx2_level()) << "no AVX2: the lookup GEMM cannot run here";
-  Rng rng(21);
-  const std::vector<Shape> shapes = {{16, 16, 16}, {33, 200, 17}, {21, 640, 5}, {40, 6912, 32}, {16, 9088, 16}};
+// A many-token GEMM of I2sTiles (`gemm(tiles, k, tile_begin, tile_end, q,
+// stride, tokens, sink)`) on each shape and activation pattern, called for the
+// first tiles and then the rest (any range works): every tile and block of
+// `block` tokens reaches the sink once, with the exact signed dots, or with
+// the dots of the codes t + 1 where `codes` (the caller subtracts sum(q)).
+template <class Gemm>
+void expect_exact_gemm_dots(const std::vector<Shape>& shapes, uint64_t seed, int block, bool codes, Gemm gemm) {
+  Rng rng(seed);
   for (const Shape& s : shapes) {
-    const auto t = random_ternary(s.n, s.k, static_cast<uint64_t>(s.n * 7 + s.k));
-    SpannedTiles<I2sTiles> tiles(s.n, s.k, I2sTiles::kColumns, 252);
-    for (int64_t r = 0; r < s.n; ++r) tiles.set_row(r, t.data() + r * s.k);
-    const int64_t stride = (s.k + 63) / 64 * 64, n_tiles = (s.n + 15) / 16;
-    for (int pattern = 0; pattern < 4; ++pattern) {
-      const auto q = test::pattern_activations(static_cast<int>(s.tokens), stride, s.k, pattern, rng);
-      // One call for the last tiles, one for the rest: any range works.
-      const int64_t split = n_tiles / 2;
-      std::vector<int> seen(static_cast<size_t>(n_tiles * s.tokens), 0);
-      const auto sink = [&](int64_t tile, int64_t t0, int tokens, const int32_t* dots) {
-        ASSERT_EQ(t0 % kI2sLutTokens, 0);
-        ASSERT_EQ(tokens, std::min<int64_t>(kI2sLutTokens, s.tokens - t0));
-        for (int tk = 0; tk < tokens; ++tk) {
-          ++seen[static_cast<size_t>(tile * s.tokens + t0 + tk)];
-          for (int r = 0; r < 16 && 16 * tile + r < s.n; ++r) {
-            const int64_t row = 16 * tile + r;
-            ASSERT_EQ(dots[16 * tk + r], ternary_dot(t.data() + row * s.k, q.data() + (t0 + tk) * stride, s.k))
-                << s.n << "x" << s.k << " pattern " << pattern << " row " << row << " token " << t0 + tk;
-          }
-        }
-      };
-      i2s_lut_gemm_avx2(tiles, s.k, 0, split, q.data(), stride, s.tokens, sink);
-      i2s_lut_gemm_avx2(tiles, s.k, split, n_tiles, q.data(), stride, s.tokens, sink);
-      for (int v : seen) ASSERT_EQ(v, 1) << s.n << "x" << s.k;
-    }
-  }
-}
-
-// The AMX GEMM (many tokens on tile registers): every tile and block of 16
-// tokens reaches the sink once with the exact code dots, for K of lines that
-// end mid 64-column block (a span's last block part zeros), K in spans (6912:
-// 2, 9088: 3), token counts that end mid block (zero-padded), more blocks than
-// one pass takes (4), activations at -128 and +127 everywhere, and chunks of
-// tokens (at K = 9088 a chunk is 4 blocks: 70 tokens make two).
-TEST(I2sKernel, AmxGemmGivesExactCodeDots) {
-  if (!cpu_features().amx_int8) GTEST_SKIP() << "no AMX-INT8 (or no permission for tile data): the AMX GEMM cannot run here";
-  Rng rng(23);
-  const std::vector<Shape> shapes = {{16, 64, 16}, {33, 400, 17}, {21, 640, 5}, {40, 6912, 70}, {16, 9088, 70}};
-  for (const Shape& s : shapes) {
-    const auto t = random_ternary(s.n, s.k, static_cast<uint64_t>(s.n * 5 + s.k));
+    const auto t = random_ternary(s.n, s.k, static_cast<uint64_t>(s.n * seed + s.k));
     SpannedTiles<I2sTiles> tiles(s.n, s.k, I2sTiles::kColumns, 252);
     for (int64_t r = 0; r < s.n; ++r) tiles.set_row(r, t.data() + r * s.k);
     const int64_t stride = (s.k + 63) / 64 * 64, n_tiles = (s.n + 15) / 16;
@@ -228,13 +189,13 @@ TEST(I2sKernel, AmxGemmGivesExactCodeDots) {
       const auto q = test::pattern_activations(static_cast<int>(s.tokens), stride, s.k, pattern, rng);
       std::vector<int> seen(static_cast<size_t>(n_tiles * s.tokens), 0);
       const auto sink = [&](int64_t tile, int64_t t0, int tokens, const int32_t* dots) {
-        ASSERT_EQ(t0 % kI2sAmxTokens, 0);
-        ASSERT_EQ(tokens, std::min<int64_t>(kI2sAmxTokens, s.tokens - t0));
+        ASSERT_EQ(t0 % block, 0);
+        ASSERT_EQ(tokens, std::min<int64_t>(block, s.tokens - t0));
         for (int tk = 0; tk < tokens; ++tk) {
           ++seen[static_cast<size_t>(tile * s.tokens + t0 + tk)];
           const int8_t* qt = q.data() + (t0 + tk) * stride;
           int32_t sum_q = 0;
-          for (int64_t c = 0; c < s.k; ++c) sum_q += qt[c];
+          for (int64_t c = 0; c < s.k && codes; ++c) sum_q += qt[c];
           for (int r = 0; r < 16 && 16 * tile + r < s.n; ++r) {
             const int64_t row = 16 * tile + r;
             ASSERT_EQ(dots[16 * tk + r], ternary_dot(t.data() + row * s.k, qt, s.k) + sum_q)
@@ -242,12 +203,32 @@ TEST(I2sKernel, AmxGemmGivesExactCodeDots) {
           }
         }
       };
-      const int64_t split = n_tiles / 2;  // any range works
-      i2s_amx_gemm(tiles, s.k, 0, split, q.data(), stride, s.tokens, sink);
-      i2s_amx_gemm(tiles, s.k, split, n_tiles, q.data(), stride, s.tokens, sink);
+      const int64_t split = n_tiles / 2;
+      gemm(tiles, s.k, 0, split, q.data(), stride, s.tokens, sink);
+      gemm(tiles, s.k, split, n_tiles, q.data(), stride, s.tokens, sink);
       for (int v : seen) ASSERT_EQ(v, 1) << s.n << "x" << s.k;
     }
   }
+}
+
+// The plain-AVX2 table-lookup GEMM (many tokens), for K of an odd number of
+// lines (a last block of one line), K in spans (6912: 2, 9088: 3), token
+// counts that end mid block, and every activation pattern (-128 too).
+TEST(I2sKernel, LookupGemmGivesExactSignedDots) {
+  ASSERT_TRUE(cpu_features().has_avx2_level()) << "no AVX2: the lookup GEMM cannot run here";
+  expect_exact_gemm_dots({{16, 16, 16}, {33, 200, 17}, {21, 640, 5}, {40, 6912, 32}, {16, 9088, 16}}, 7,
+                         kI2sLutTokens, /*codes=*/false, i2s_lut_gemm_avx2);
+}
+
+// The AMX GEMM (many tokens on tile registers), for K of lines that end mid
+// 64-column block (a span's last block part zeros), K in spans (6912: 2,
+// 9088: 3), token counts that end mid block (zero-padded), more blocks than
+// one pass takes (4), activations at -128 and +127 everywhere, and chunks of
+// tokens (at K = 6912 and 9088 a chunk is 4 blocks: 70 tokens make two).
+TEST(I2sKernel, AmxGemmGivesExactCodeDots) {
+  if (!cpu_features().amx_int8) GTEST_SKIP() << "no AMX-INT8 (or no permission for tile data): the AMX GEMM cannot run here";
+  expect_exact_gemm_dots({{16, 64, 16}, {33, 400, 17}, {21, 640, 5}, {40, 6912, 70}, {16, 9088, 70}}, 5,
+                         kI2sAmxTokens, /*codes=*/true, i2s_amx_gemm);
 }
 
 // Its int16 sums at their bound: every weight +1 or -1 and every activation
