@@ -23,11 +23,10 @@ inline constexpr int kI2sAmxTokens = 16;  // tokens per tile of activations
 // r < 16 (codes t + 1: the caller subtracts each token's sum of q).
 using I2sAmxSink = FunctionRef<void(int64_t tile, int64_t t0, int tokens, const int32_t* dots /* [16][16] */)>;
 
-// Tiles [tile_begin, tile_end) of `tiles` (K = cols columns in spans) times
-// `tokens` rows of q (q_stride apart, readable and zero past cols up to a
-// multiple of 64). Needs AMX-INT8 with the process's permission for tile data
+// Tiles [tile_begin, tile_end) of `tiles` (K columns in spans) times `tokens`
+// rows of q (q_stride apart, readable and zero past K up to a multiple of 64). Needs AMX-INT8 with the process's permission for tile data
 // (CpuFeatures::amx_int8); each call configures and releases the tiles.
-void i2s_amx_gemm(const SpannedTiles<I2sTiles>& tiles, int64_t cols, int64_t tile_begin, int64_t tile_end,
-                  const int8_t* q, int64_t q_stride, int64_t tokens, I2sAmxSink sink);
+void i2s_amx_gemm(const SpannedTiles<I2sTiles>& tiles, int64_t tile_begin, int64_t tile_end, const int8_t* q,
+                  int64_t q_stride, int64_t tokens, I2sAmxSink sink);
 
 }  // namespace lowbit

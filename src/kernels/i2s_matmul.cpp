@@ -97,13 +97,12 @@ class I2sMatmul final : public TernaryMatmul {
   void forward_units(const ActivationBatch& in, float* y, int64_t begin, int64_t end) const override {
     const int64_t n = lut_ ? lut_tokens(in.tokens()) : amx_ ? amx_tokens(in.tokens()) : 0;
 #if LOWBIT_X86_KERNELS
-    const auto sink = [&](bool codes) {
-      return [&, codes](int64_t tile, int64_t t0, int tokens, const int32_t* dots) {
-        write_rows(tile, in, t0, tokens, dots, y, codes);
-      };
+    // The lookup GEMM gives signed dots, AMX the dots of the codes t + 1.
+    const auto sink = [&](int64_t tile, int64_t t0, int tokens, const int32_t* dots) {
+      write_rows(tile, in, t0, tokens, dots, y, /*codes=*/amx_);
     };
-    if (n > 0 && lut_) i2s_lut_gemm_avx2(tiles_, cols_, begin, end, in.q(), in.k_padded(), n, sink(false));
-    if (n > 0 && amx_) i2s_amx_gemm(tiles_, cols_, begin, end, in.q(), in.k_padded(), n, sink(true));
+    if (n > 0 && lut_) i2s_lut_gemm_avx2(tiles_, cols_, begin, end, in.q(), in.k_padded(), n, sink);
+    if (n > 0 && amx_) i2s_amx_gemm(tiles_, begin, end, in.q(), in.k_padded(), n, sink);
 #endif
     forward_tokens(in, y, begin, end, n);
   }

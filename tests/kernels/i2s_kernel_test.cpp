@@ -228,7 +228,11 @@ TEST(I2sKernel, LookupGemmGivesExactSignedDots) {
 TEST(I2sKernel, AmxGemmGivesExactCodeDots) {
   if (!cpu_features().amx_int8) GTEST_SKIP() << "no AMX-INT8 (or no permission for tile data): the AMX GEMM cannot run here";
   expect_exact_gemm_dots({{16, 64, 16}, {33, 400, 17}, {21, 640, 5}, {40, 6912, 70}, {16, 9088, 70}}, 5,
-                         kI2sAmxTokens, /*codes=*/true, i2s_amx_gemm);
+                         kI2sAmxTokens, /*codes=*/true,
+                         [](const SpannedTiles<I2sTiles>& tiles, int64_t /* k */, int64_t begin, int64_t end,
+                            const int8_t* q, int64_t stride, int64_t tokens, I2sAmxSink sink) {
+                           i2s_amx_gemm(tiles, begin, end, q, stride, tokens, sink);
+                         });
 }
 
 // Its int16 sums at their bound: every weight +1 or -1 and every activation

@@ -66,7 +66,7 @@ void unpack_codes(const uint8_t* tile, int64_t groups, int64_t blocks, uint8_t* 
 // weight tile's unpacked codes (per span: blocks[s] 64-column blocks at
 // codes[s], activations from column starts[s]).
 template <int kBlocks>
-void tile_blocks(const std::vector<const uint8_t*>& codes, const std::vector<int64_t>& blocks,
+void tile_blocks(const std::vector<uint8_t*>& codes, const std::vector<int64_t>& blocks,
                  const std::vector<int64_t>& starts, const int8_t* const* a, int64_t q_stride, int32_t* out) {
   _tile_zero(0);
   if constexpr (kBlocks > 1) _tile_zero(1);
@@ -99,15 +99,14 @@ void tile_blocks(const std::vector<const uint8_t*>& codes, const std::vector<int
 
 }  // namespace
 
-void i2s_amx_gemm(const SpannedTiles<I2sTiles>& tiles, int64_t cols, int64_t tile_begin, int64_t tile_end,
-                  const int8_t* q, int64_t q_stride, int64_t tokens, I2sAmxSink sink) {
-  (void)cols;
+void i2s_amx_gemm(const SpannedTiles<I2sTiles>& tiles, int64_t tile_begin, int64_t tile_end, const int8_t* q,
+                  int64_t q_stride, int64_t tokens, I2sAmxSink sink) {
   if (tile_begin >= tile_end || tokens <= 0) return;
   // Per-thread scratch, grown on first use: the unpacked codes of one weight
   // tile, and the last partial token block zero-padded to 16 rows.
   thread_local AlignedBuffer<uint8_t> scratch;
   thread_local std::vector<int8_t> tail;
-  std::vector<int64_t> blocks(tiles.spans.size()), starts(tiles.starts);
+  std::vector<int64_t> blocks(tiles.spans.size());
   int64_t total = 0;
   for (size_t s = 0; s < tiles.spans.size(); ++s) {
     blocks[s] = (tiles.spans[s].groups + kLinesPerBlock - 1) / kLinesPerBlock;
@@ -120,10 +119,9 @@ void i2s_amx_gemm(const SpannedTiles<I2sTiles>& tiles, int64_t cols, int64_t til
     tail.assign(static_cast<size_t>(kI2sAmxTokens * q_stride), 0);
     std::memcpy(tail.data(), q + whole * q_stride, static_cast<size_t>(rest * q_stride));
   }
-  std::vector<uint8_t*> span_codes(tiles.spans.size());
-  for (size_t s = 0, at = 0; s < span_codes.size(); at += static_cast<size_t>(blocks[s]), ++s)
-    span_codes[s] = scratch.data() + at * 16 * 64;
-  const std::vector<const uint8_t*> codes(span_codes.begin(), span_codes.end());
+  std::vector<uint8_t*> codes(tiles.spans.size());  // each span's unpacked codes in scratch
+  for (size_t s = 0, at = 0; s < codes.size(); at += static_cast<size_t>(blocks[s]), ++s)
+    codes[s] = scratch.data() + at * 16 * 64;
 
   const TileConfig config = tile_config();
   _tile_loadconfig(&config);
@@ -134,7 +132,7 @@ void i2s_amx_gemm(const SpannedTiles<I2sTiles>& tiles, int64_t cols, int64_t til
   for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
     for (size_t s = 0; s < codes.size(); ++s) {
       const I2sTiles& span = tiles.spans[s];
-      unpack_codes(span.tile(tile), span.groups, blocks[s], span_codes[s]);
+      unpack_codes(span.tile(tile), span.groups, blocks[s], codes[s]);
     }
     const int64_t c_end = std::min(n_blocks, c0 + chunk_blocks);
     for (int64_t b0 = c0; b0 < c_end; b0 += kMaxBlocks) {
@@ -145,10 +143,10 @@ void i2s_amx_gemm(const SpannedTiles<I2sTiles>& tiles, int64_t cols, int64_t til
         a[j] = t0 < whole ? q + t0 * q_stride : tail.data();
       }
       switch (count) {
-        case 1: tile_blocks<1>(codes, blocks, starts, a, q_stride, out); break;
-        case 2: tile_blocks<2>(codes, blocks, starts, a, q_stride, out); break;
-        case 3: tile_blocks<3>(codes, blocks, starts, a, q_stride, out); break;
-        default: tile_blocks<4>(codes, blocks, starts, a, q_stride, out); break;
+        case 1: tile_blocks<1>(codes, blocks, tiles.starts, a, q_stride, out); break;
+        case 2: tile_blocks<2>(codes, blocks, tiles.starts, a, q_stride, out); break;
+        case 3: tile_blocks<3>(codes, blocks, tiles.starts, a, q_stride, out); break;
+        default: tile_blocks<4>(codes, blocks, tiles.starts, a, q_stride, out); break;
       }
       for (int j = 0; j < count; ++j) {
         const int64_t t0 = (b0 + j) * kI2sAmxTokens;

@@ -50,55 +50,47 @@ inline __m512i exact_shift_right(__m512i a, unsigned n) { return _mm512_maskz_sr
 // prefill ~10% (264 -> 291).
 inline constexpr int64_t kPrefetchBytes = 2048;
 
-template <bool kVnni, bool kPrefetch>
-void tile_dots_1(const uint8_t* tile, int64_t groups, const int8_t* q, int32_t* out) {
-  const __m512i m0 = _mm512_set1_epi8(0x03), m1 = _mm512_set1_epi8(0x0C);
-  const __m512i m2 = _mm512_set1_epi8(0x30), m3 = _mm512_set1_epi8(static_cast<char>(0xC0));
-  __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
-  for (int64_t g = 0; g < groups; ++g) {
-    if constexpr (kPrefetch) _mm_prefetch(reinterpret_cast<const char*>(tile + 64 * g + kPrefetchBytes), _MM_HINT_T0);
-    const __m512i line = _mm512_load_si512(tile + 64 * g);
-    const int8_t* qg = q + 16 * g;
-    a0 = dot_u8s8<kVnni>(a0, _mm512_and_si512(line, m0), broadcast4(qg));
-    a1 = dot_u8s8<kVnni>(a1, _mm512_and_si512(line, m1), broadcast4(qg + 4));
-    a2 = dot_u8s8<kVnni>(a2, _mm512_and_si512(line, m2), broadcast4(qg + 8));
-    a3 = dot_u8s8<kVnni>(a3, _mm512_and_si512(line, m3), broadcast4(qg + 12));
-  }
-  __m512i sum = _mm512_add_epi32(a0, exact_shift_right(a1, 2));
-  sum = _mm512_add_epi32(sum, exact_shift_right(a2, 4));
-  sum = _mm512_add_epi32(sum, exact_shift_right(a3, 6));
-  _mm512_storeu_si512(out, sum);
-}
-
-// One token, two tiles far apart read side by side (I2sPairDots): two weight
-// streams keep more loads in flight on one core (Intel, with the prefetch).
-template <bool kVnni>
-void pair_dots(const uint8_t* tile_a, const uint8_t* tile_b, int64_t groups, const int8_t* q, int32_t* out) {
+// One token over kTiles tiles read side by side (1: a tile alone; 2: the pair
+// form, I2sPairDots, where two weight streams far apart keep more loads in
+// flight on one core): out[16 u .. 16 u + 15] are tile u's dots.
+template <bool kVnni, bool kPrefetch, int kTiles>
+void one_token_dots(const uint8_t* const* tile, int64_t groups, const int8_t* q, int32_t* out) {
   const __m512i m[4] = {_mm512_set1_epi8(0x03), _mm512_set1_epi8(0x0C), _mm512_set1_epi8(0x30),
                         _mm512_set1_epi8(static_cast<char>(0xC0))};
-  __m512i a[2][4];
+  __m512i a[kTiles][4];
   #pragma GCC unroll 2
   for (auto& tile_acc : a)
     #pragma GCC unroll 4
     for (auto& v : tile_acc) v = _mm512_setzero_si512();
-  const uint8_t* tile[2] = {tile_a, tile_b};
   for (int64_t g = 0; g < groups; ++g) {
     const int8_t* qg = q + 16 * g;
     #pragma GCC unroll 2
-    for (int u = 0; u < 2; ++u) {
-      _mm_prefetch(reinterpret_cast<const char*>(tile[u] + 64 * g + kPrefetchBytes), _MM_HINT_T0);
+    for (int u = 0; u < kTiles; ++u) {
+      if constexpr (kPrefetch)
+        _mm_prefetch(reinterpret_cast<const char*>(tile[u] + 64 * g + kPrefetchBytes), _MM_HINT_T0);
       const __m512i line = _mm512_load_si512(tile[u] + 64 * g);
       #pragma GCC unroll 4
       for (int j = 0; j < 4; ++j) a[u][j] = dot_u8s8<kVnni>(a[u][j], _mm512_and_si512(line, m[j]), broadcast4(qg + 4 * j));
     }
   }
   #pragma GCC unroll 2
-  for (int u = 0; u < 2; ++u) {
+  for (int u = 0; u < kTiles; ++u) {
     __m512i sum = _mm512_add_epi32(a[u][0], exact_shift_right(a[u][1], 2));
     sum = _mm512_add_epi32(sum, exact_shift_right(a[u][2], 4));
     sum = _mm512_add_epi32(sum, exact_shift_right(a[u][3], 6));
     _mm512_storeu_si512(out + 16 * u, sum);
   }
+}
+
+template <bool kVnni, bool kPrefetch>
+void tile_dots_1(const uint8_t* tile, int64_t groups, const int8_t* q, int32_t* out) {
+  one_token_dots<kVnni, kPrefetch, 1>(&tile, groups, q, out);
+}
+
+template <bool kVnni>
+void pair_dots(const uint8_t* tile_a, const uint8_t* tile_b, int64_t groups, const int8_t* q, int32_t* out) {
+  const uint8_t* tiles[2] = {tile_a, tile_b};
+  one_token_dots<kVnni, true, 2>(tiles, groups, q, out);
 }
 
 template <bool kVnni, bool kPrefetch, int kTokens>
