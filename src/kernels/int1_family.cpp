@@ -22,9 +22,14 @@ std::unique_ptr<Matmul> int1_make(const WeightView& w, const CpuFeatures& cpu, T
   Vnni4Layout layout = pack_q1_0(w, Vnni4Bits::One, pool);
   // weight = 2 * bit - 1: I = 2 D - S.
   Vnni4Spec spec{cat("int1/", vnni4_isa_name(isa)), vnni4_kernel(Vnni4Bits::One, isa, cpu.vendor_amd), -1, {}, 1.0f, {}};
-  // Several tokens on plain AVX2 and NEON: each step's bits expanded once for up to 4 of them.
+  // Several tokens on AVX-512, plain AVX2 and NEON: each line's bit planes cut out once for up to 4 of them.
 #if LOWBIT_X86_KERNELS
   if (spec.kernel == int1_gemv_avx2) spec.tokens = int1_tokens_avx2;
+  if (isa == Vnni4Isa::Avx512Vnni) {
+    spec.tokens = int1_tokens_avx512;
+    // One token: a region's halves side by side (forward_together), as int2.
+    spec.pair = cpu.vendor_amd ? int1_gemv2_avx512 : int1_gemv2_avx512_t0;
+  }
 #endif
 #if LOWBIT_NEON_KERNELS
   if (spec.kernel == int1_gemv_neon) spec.tokens = int1_tokens_neon;

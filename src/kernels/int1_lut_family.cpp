@@ -1,6 +1,8 @@
-// "int1_lut": +-1 weights (Q1_0) by 4-bit table lookup (int1_lut.h). On
-// plain AVX2 it takes over from int1's bit expansion, which needs VNNI to be
-// quick; on VNNI machines int1 stays the default (unmeasured there).
+// "int1_lut": +-1 weights (Q1_0) by 4-bit table lookup (int1_lut.h). Below
+// AVX-512 it takes over from int1's bit planes: on an Intel Xeon core the
+// lookups took 0.95 cycles per 32 weights, int1's 256-bit kernels 1.9-2.1 with
+// AVX-VNNI or without (docs/performance.md "Session 25"). With AVX-512 int1
+// stays the default (0.76-0.85, and 95-100% of the read bandwidth per core).
 #include "core/error.h"
 #include "kernels/aipc_families.h"
 #include "kernels/int1_lut.h"
@@ -13,7 +15,8 @@ namespace {
 int int1_lut_score(const WeightView& w, const CpuFeatures& cpu) {
   if (w.type != GgmlType::Q1_0) return 0;
   const Vnni4Isa isa = vnni4_isa(cpu);
-  return isa == Vnni4Isa::Avx2 ? 25 : vnni4_isa_x86(isa) ? 15 : 0;  // int1 scores 20; x86 code only
+  if (isa == Vnni4Isa::Avx2 || isa == Vnni4Isa::AvxVnni) return 25;  // int1 scores 20
+  return vnni4_isa_x86(isa) ? 15 : 0;                                 // x86 code only
 }
 
 std::unique_ptr<Matmul> int1_lut_make(const WeightView& w, const CpuFeatures& cpu, ThreadPool& pool) {

@@ -1,5 +1,6 @@
 #include "kernels/vnni4_layout.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -25,8 +26,8 @@ void place_step(Vnni4Bits bits, const uint8_t* values, int64_t r, uint8_t* step)
       for (int j = 0; j < 4; ++j) step[4 * r + j] = static_cast<uint8_t>((values[j] & 15) | (values[4 + j] & 15) << 4);
       break;
     case Vnni4Bits::One:
-      for (int j = 0; j < 4; ++j)
-        step[(4 * r + j) / 8] |= static_cast<uint8_t>((values[j] & 1) << ((4 * r + j) % 8));
+      for (int p = 0; p < 8; ++p)
+        for (int j = 0; j < 4; ++j) step[4 * r + j] |= static_cast<uint8_t>((values[4 * p + j] & 1) << p);
       break;
     case Vnni4Bits::OneLookup:
       for (int q = 0; q < 4; ++q)
@@ -44,9 +45,10 @@ Vnni4Layout pack_vnni4(Vnni4Bits bits, int64_t rows, int64_t cols, int64_t group
   l.rows = rows;
   l.cols = cols;
   l.group = group;
-  if (rows <= 0 || cols <= 0 || group <= 0 || cols % group != 0 || group % 16 != 0)
+  const int64_t group_unit = std::max<int64_t>(16, l.k_per_step());
+  if (rows <= 0 || cols <= 0 || group <= 0 || cols % group != 0 || group % group_unit != 0)
     fail("vnni4 layout: ", rows, " x ", cols, " with groups of ", group,
-         " k does not fit (K must be a multiple of the group, the group of 16)");
+         " k does not fit (K must be a multiple of the group, the group of ", group_unit, ")");
   l.data = AlignedBuffer<uint8_t>(static_cast<size_t>(l.row_blocks() * l.block_stride()));
   uint8_t* base = l.data.data();
   const int64_t steps_per_group = group / l.k_per_step();

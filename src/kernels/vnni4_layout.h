@@ -26,7 +26,9 @@
 //   8-bit (q8_0): 64 bytes, 4 k;  byte 4r+j = u(r, k0+j)
 //   2-bit (int2): 64 bytes, 16 k; byte 4r+j bits 2v..2v+1 = code(r, k0+4v+j), v = 0..3
 //   4-bit (int4):  64 bytes, 8 k; byte 4r+j low nibble = code(r, k0+j), high = code(r, k0+4+j)
-//   1-bit (int1):  8 bytes, 4 k;  bit 4r+j of the little-endian uint64 = bit(r, k0+j)
+//   1-bit (int1):  64 bytes, 32 k, as 8 bit planes: byte 4r+j bit p = bit(r, k0+4p+j), so
+//                  one AND with 1 << p leaves plane p as a VNNI4 vector (u = 0 or 2^p) of
+//                  the 4 k that meet x[k0+4p .. k0+4p+3]; groups are a multiple of 32 k
 //   1-bit for lookups (int1_lut): 32 bytes, 16 k, as four quads of 4 k, quad q = 2L + n:
 //                  byte 16L + r bit 4n + j = bit(r, k0 + 4q + j), so each 128-bit lane's low
 //                  (high) nibbles are the 16 rows' 4-bit indices into one quad's table
@@ -95,13 +97,16 @@ struct Vnni4Layout {
   Vnni4Bits bits = Vnni4Bits::Two;
   int64_t rows = 0;   // N
   int64_t cols = 0;   // K, a multiple of group
-  int64_t group = 0;  // k per scale, a multiple of 16
+  int64_t group = 0;  // k per scale, a multiple of 16 (int1: of 32)
   AlignedBuffer<uint8_t> data;
 
   int64_t k_per_step() const {
-    return bits == Vnni4Bits::Two || bits == Vnni4Bits::OneLookup ? 16 : bits == Vnni4Bits::Four ? 8 : 4;
+    return bits == Vnni4Bits::One                                   ? 32
+           : bits == Vnni4Bits::Two || bits == Vnni4Bits::OneLookup ? 16
+           : bits == Vnni4Bits::Four                                ? 8
+                                                                    : 4;
   }
-  int64_t step_bytes() const { return bits == Vnni4Bits::One ? 8 : bits == Vnni4Bits::OneLookup ? 32 : 64; }
+  int64_t step_bytes() const { return bits == Vnni4Bits::OneLookup ? 32 : 64; }
   int64_t groups() const { return cols / group; }
   int64_t row_blocks() const { return (rows + kVnni4Rows - 1) / kVnni4Rows; }
   int64_t group_bytes() const { return group / k_per_step() * step_bytes(); }  // codes of one group
@@ -127,7 +132,7 @@ inline int64_t vnni4_scales_offset(int64_t g, int64_t groups, int64_t group_byte
 using Vnni4RowSource = FunctionRef<void(int64_t row, uint8_t* values, uint16_t* scales)>;
 
 // Builds the layout from rows given by `source`, on the pool. Throws Error when
-// K is not a multiple of group or group not a multiple of 16.
+// K is not a multiple of group or group not a multiple of 16 and of a step's k.
 Vnni4Layout pack_vnni4(Vnni4Bits bits, int64_t rows, int64_t cols, int64_t group, Vnni4RowSource source,
                        ThreadPool& pool);
 

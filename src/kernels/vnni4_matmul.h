@@ -82,6 +82,7 @@ void int2_gemv_avx2_int16(const Vnni4Task& t);
 void int2_tokens_avx2_int16(const Vnni4Task* tasks, int count);
 void int1_gemv_avx512(const Vnni4Task& t);
 void int1_gemv_avx512_t0(const Vnni4Task& t);
+void int1_tokens_avx512(const Vnni4Task* tasks, int count);  // 2..kVnni4MaxTokens tokens, planes cut once for them
 void int1_gemv_avx_vnni(const Vnni4Task& t);
 void int1_gemv_avx2(const Vnni4Task& t);
 void int1_tokens_avx2(const Vnni4Task* tasks, int count);  // 2..kVnni4MaxTokens tokens, bits expanded once for them
@@ -110,6 +111,8 @@ void int2_gemv2_avx512(const Vnni4Task* t);
 void int2_linear_gemv2_avx512(const Vnni4Task* t);
 void int2_gemv2_avx512_t0(const Vnni4Task* t);  // prefetcht0 (Intel), as the one-block _t0 kernels
 void int2_linear_gemv2_avx512_t0(const Vnni4Task* t);
+void int1_gemv2_avx512(const Vnni4Task* t);
+void int1_gemv2_avx512_t0(const Vnni4Task* t);
 
 // The NEON kernels (arm_neon/vnni4_gemv_neon.cpp, four_bit_gemv_neon.cpp;
 // ARMv8.2-A sdot), for any xsum factor and lut (int2: levels spanning up to

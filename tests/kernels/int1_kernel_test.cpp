@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include "core/error.h"
+#include "core/thread_pool.h"
 #include "kernels/aipc_families.h"
+#include "kernels/vnni4_layout.h"
 #include "ternary_test_support.h"
 #include "vnni4_test_support.h"
 
@@ -26,6 +29,9 @@ TEST(Int1Kernel, KernelsExactAtActivationExtremes) {
 #if LOWBIT_X86_KERNELS
       {Vnni4Isa::Avx512Vnni, {"int1/avx512-vnni", int1_gemv_avx512}},
       {Vnni4Isa::Avx512Vnni, {"int1/avx512-vnni (prefetcht0)", int1_gemv_avx512_t0}},
+      {Vnni4Isa::Avx512Vnni, {"int1/avx512-vnni, 4 tokens", tokens_as_one<int1_tokens_avx512, 4>}},
+      {Vnni4Isa::Avx512Vnni, {"int1/avx512-vnni, 3 tokens", tokens_as_one<int1_tokens_avx512, 3>}},
+      {Vnni4Isa::Avx512Vnni, {"int1/avx512-vnni, 2 tokens", tokens_as_one<int1_tokens_avx512, 2>}},
       {Vnni4Isa::AvxVnni, {"int1/avx-vnni", int1_gemv_avx_vnni}},
       {Vnni4Isa::Avx2, {"int1/avx2", int1_gemv_avx2}},
       {Vnni4Isa::Avx2, {"int1/avx2, 4 tokens", tokens_as_one<int1_tokens_avx2, 4>}},
@@ -39,9 +45,23 @@ TEST(Int1Kernel, KernelsExactAtActivationExtremes) {
   });
   expect_kernels_exact(Vnni4Bits::One, kernels, 2, {-1, 1}, -1, nullptr, 45, 384, 128, 3);
   expect_kernels_exact(Vnni4Bits::One, kernels, 2, {-1, 1}, -1, nullptr, 16, 1024, 1024, 4);
-  expect_kernels_exact(Vnni4Bits::One, kernels, 2, {-1, 1}, -1, nullptr, 17, 80, 16, 5);  // 4-step groups
+  expect_kernels_exact(Vnni4Bits::One, kernels, 2, {-1, 1}, -1, nullptr, 17, 96, 32, 5);  // one-line groups
   // Every bit 1 and every activation -128: plain AVX2's int16 sums at their widest.
   expect_kernels_exact(Vnni4Bits::One, kernels, 2, {-1, 1}, -1, nullptr, 16, 4096, 4096, 6, 1);
+}
+
+TEST(Int1Kernel, LayoutNeedsGroupsOfWholeLines) {
+  ThreadPool pool(1);
+  const auto zeros = [](int64_t, uint8_t*, uint16_t*) {};
+  try {
+    pack_vnni4(Vnni4Bits::One, 16, 96, 48, zeros, pool);
+    FAIL() << "groups of 48 k packed as int1 lines of 32";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("groups of 48 k does not fit"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("of 32"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(pack_vnni4(Vnni4Bits::One, 16, 96, 32, zeros, pool));
+  EXPECT_NO_THROW(pack_vnni4(Vnni4Bits::Two, 16, 96, 48, zeros, pool));  // 16-k steps: 48 fits
 }
 
 TEST(Int1Kernel, OnlyQ1_0) {

@@ -83,39 +83,40 @@ void int2_pass(const Vnni4Task* t) {
       });
 }
 
-// int1: an 8-byte step is 4 k of 16 rows, bit 4r + j; a quarter's 16 bits
-// are bytes 2m and 2m + 1. tbl spreads each of those bytes over 8 lanes and
-// cmtst against the lanes' bit gives 0xff = -1 where the bit is set: the
-// weight -bit, whose dot is -D, so I = 2 D + xsum_factor S = xsum_factor S - 2 dot.
-template <int j, int kTokens>
-inline void int1_step(uint8x16_t two_steps, const int8x16_t (&x)[kTokens], uint8x16_t bit,
-                      int32x4_t (&a)[kTokens][4]) {
-  const uint8x16_t spread = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
+// int1: a 64-byte line is 32 k of 16 rows as 8 bit planes (byte 4r + j bit
+// p: k0 + 4p + j). cmtst of a quarter against plane p's bit gives 0xff = -1
+// where the bit is set: the weight -bit, whose dot is -D, so
+// I = 2 D + xsum_factor S = xsum_factor S - 2 dot. Planes 0-3 meet lanes 0-3
+// of the line's first 16 activations, planes 4-7 those of the next 16.
+template <int p, int kTokens>
+inline void int1_plane(const uint8x16_t (&q)[4], const int8x16_t (&x)[kTokens], int32x4_t (&a)[kTokens][4]) {
   int8x16_t w[4];
-  for (int m = 0; m < 4; ++m) {
-    const uint8x16_t bytes = vqtbl1q_u8(two_steps, vaddq_u8(spread, vdupq_n_u8(8 * (j % 2) + 2 * m)));
-    w[m] = vreinterpretq_s8_u8(vtstq_u8(bytes, bit));
-  }
-  dot_line<j>(w, x, a);
+  for (int m = 0; m < 4; ++m) w[m] = vreinterpretq_s8_u8(vtstq_u8(q[m], vdupq_n_u8(1 << p)));
+  dot_line<p % 4>(w, x, a);
 }
 
 template <int kTokens>
 void int1_pass(const Vnni4Task* t) {
-  const uint8x16_t bit = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
-  // A group is steps_per_group steps of 4 k, a multiple of 16 k.
-  const int64_t steps = t[0].steps_per_group;
+  // A group is steps_per_group lines of 32 k.
+  const int64_t lines = t[0].steps_per_group;
   gemv_groups<kTokens>(
-      t, 4 * steps,
+      t, 32 * lines,
       [&](const uint8_t* c, const int8_t* const (&x)[kTokens], int32x4_t (&a)[kTokens][4]) {
-        for (int64_t s = 0; s < steps; s += 4, c += 32) {
+        for (int64_t s = 0; s < lines; ++s, c += 64) {
           prefetch(c);
-          int8x16_t xv[kTokens];
-          load_activations(x, 4 * s, xv);
-          const uint8x16_t s01 = vld1q_u8(c), s23 = vld1q_u8(c + 16);
-          int1_step<0>(s01, xv, bit, a);
-          int1_step<1>(s01, xv, bit, a);
-          int1_step<2>(s23, xv, bit, a);
-          int1_step<3>(s23, xv, bit, a);
+          int8x16_t lo[kTokens], hi[kTokens];
+          load_activations(x, 32 * s, lo);
+          load_activations(x, 32 * s + 16, hi);
+          uint8x16_t q[4];
+          for (int m = 0; m < 4; ++m) q[m] = vld1q_u8(c + 16 * m);
+          int1_plane<0>(q, lo, a);
+          int1_plane<1>(q, lo, a);
+          int1_plane<2>(q, lo, a);
+          int1_plane<3>(q, lo, a);
+          int1_plane<4>(q, hi, a);
+          int1_plane<5>(q, hi, a);
+          int1_plane<6>(q, hi, a);
+          int1_plane<7>(q, hi, a);
         }
       },
       [](const Vnni4Task& task, int64_t g, const int32x4_t (&a)[4], int32x4_t (&isum)[4]) {

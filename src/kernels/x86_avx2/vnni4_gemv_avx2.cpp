@@ -84,9 +84,9 @@ inline void int2_step_int16(const uint8_t* c, const __m256i* xb, __m256i lut01, 
 
 // The group loop of the plain-AVX2 kernels that add pair sums in int16:
 // step(c, x, a) adds one iteration's vpmaddubsw pair sums (kSteps steps,
-// kBytes code bytes, 16 k) of rows 0-7 to a[0] and of rows 8-15 to a[1]; after
+// kBytes code bytes, kK k) of rows 0-7 to a[0] and of rows 8-15 to a[1]; after
 // at most kIterations iterations one vpmaddwd widens them into the group's sums.
-template <int64_t kSteps, int64_t kBytes, int64_t kIterations, typename Step>
+template <int64_t kSteps, int64_t kBytes, int64_t kK, int64_t kIterations, typename Step>
 inline void int16_sum_gemv(const Vnni4Task& t, int dot_shift, Step step) {
   const __m256i ones = _mm256_set1_epi16(1);
   const int8_t* x = t.x;
@@ -97,7 +97,7 @@ inline void int16_sum_gemv(const Vnni4Task& t, int dot_shift, Step step) {
     for (int64_t s0 = 0; s0 < t.steps_per_group; s0 += kSteps * kIterations) {
       const int64_t s1 = std::min(t.steps_per_group, s0 + kSteps * kIterations);
       __m256i a[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
-      for (int64_t s = s0; s < s1; s += kSteps, c += kBytes, x += 16) {
+      for (int64_t s = s0; s < s1; s += kSteps, c += kBytes, x += kK) {
         prefetch(c);
         step(c, x, a);
       }
@@ -111,7 +111,7 @@ inline void int16_sum_gemv(const Vnni4Task& t, int dot_shift, Step step) {
 void int2_gemv_int16(const Vnni4Task& t) {
   const __m256i lut01 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.lut)));
   const __m256i lut23 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.lut + 16)));
-  int16_sum_gemv<1, 64, kInt2Int16Steps>(t, 0, [&](const uint8_t* c, const int8_t* x, __m256i* a) {
+  int16_sum_gemv<1, 64, 16, kInt2Int16Steps>(t, 0, [&](const uint8_t* c, const int8_t* x, __m256i* a) {
     const __m256i xb[4] = {broadcast4(x), broadcast4(x + 4), broadcast4(x + 8), broadcast4(x + 12)};
     int2_step_int16(c, xb, lut01, lut23, a[0]);
     int2_step_int16(c + 32, xb, lut01, lut23, a[1]);
@@ -125,7 +125,7 @@ void int2_gemv_int16(const Vnni4Task& t) {
 // int2's int16 loop does.
 void int4_linear_gemv_int16(const Vnni4Task& t) {
   const __m256i nibble = _mm256_set1_epi8(0x0f);
-  int16_sum_gemv<2, 128, kInt4Int16Steps / 2>(t, 0, [&](const uint8_t* c, const int8_t* x, __m256i* a) {
+  int16_sum_gemv<2, 128, 16, kInt4Int16Steps / 2>(t, 0, [&](const uint8_t* c, const int8_t* x, __m256i* a) {
     prefetch(c + 64);  // the loop prefetches c: both lines of the iteration (one alone: 0.8x the speed)
     for (int s = 0; s < 2; ++s) {
       const __m256i x_lo = broadcast4(x + 8 * s), x_hi = broadcast4(x + 8 * s + 4);
@@ -194,14 +194,14 @@ void int4_linear_tokens_window(const Vnni4Task* tasks) {
 
 // int16_sum_gemv for kTokens tokens of one row block (tasks differ in x,
 // xsum, inv and out only): step(c, xoff, a) adds one iteration's pair sums
-// (kSteps steps, kBytes code bytes, 16 k from x + xoff) of token k's rows 0-7
+// (kSteps steps, kBytes code bytes, kK k from x + xoff) of token k's rows 0-7
 // to a[k][0] and of rows 8-15 to a[k][1], unpacking the codes once for all
 // tokens. Each token's int16 windows and int32 group sums are the one-token
 // loop's (integer sums, exact in any order), and add_group_tokens keeps its
 // float operations and their order (kShift: add_group's dot_shift), so its out
 // is the same bits. The int16 sums of all tokens stay in registers for a
 // window; the group's int32 sums too where a group is one window (Q2_0's 64 k).
-template <int kTokens, int64_t kSteps, int64_t kBytes, int64_t kIterations, int kShift, typename Step>
+template <int kTokens, int64_t kSteps, int64_t kBytes, int64_t kK, int64_t kIterations, int kShift, typename Step>
 inline void int16_sum_tokens(const Vnni4Task* tasks, Step step) {
   const Vnni4Task& t0 = tasks[0];
   const __m256i ones = _mm256_set1_epi16(1);
@@ -217,7 +217,7 @@ inline void int16_sum_tokens(const Vnni4Task* tasks, Step step) {
       __m256i a[kTokens][2];
       #pragma GCC unroll 4
       for (int k = 0; k < kTokens; ++k) a[k][0] = a[k][1] = _mm256_setzero_si256();
-      for (int64_t s = s0; s < s1; s += kSteps, c += kBytes, xoff += 16) {
+      for (int64_t s = s0; s < s1; s += kSteps, c += kBytes, xoff += kK) {
         prefetch(c);
         step(c, xoff, a);
       }
@@ -237,7 +237,7 @@ void int2_tokens_int16(const Vnni4Task* tasks) {
   const __m256i lut01 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tasks[0].lut)));
   const __m256i lut23 =
       _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tasks[0].lut + 16)));
-  int16_sum_tokens<kTokens, 1, 64, kInt2Int16Steps, 0>(tasks, [&](const uint8_t* c, int64_t xoff, __m256i (*a)[2]) {
+  int16_sum_tokens<kTokens, 1, 64, 16, kInt2Int16Steps, 0>(tasks, [&](const uint8_t* c, int64_t xoff, __m256i (*a)[2]) {
     #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(c + 32 * h));
@@ -329,74 +329,85 @@ void int4_lut_tokens_int16(const Vnni4Task* tasks) {
   store_tokens<kTokens>(tasks, acc);
 }
 
-// The paper's 1-bit sequence for 8 rows x 4 k (32 bits): broadcast, in-lane
-// shuffle so byte b holds the byte with bit b, and with bit b's mask, then
-// min(., 1) gives u = bit (the paper's compare + blend, one instruction shorter
-// because u is 0/1 and I = 2D - S restores +-1).
-inline __m256i expand_bits(uint32_t bits) {
-  const __m256i select = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3,
-                                          3, 3, 3, 3, 3, 3);
-  const __m256i mask = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
-  const __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int32_t>(bits)), select);
-  return _mm256_min_epu8(_mm256_and_si256(v, mask), _mm256_set1_epi8(1));
+// int1's lines (vnni4_layout.h) are 8 bit planes of 32 bytes per row half.
+// With VNNI, an AND with 1 << q (q = 0..3) leaves plane q as u = 0 or 2^q, and
+// the same AND of the line shifted right by 4 leaves plane q + 4 at the same
+// scale: both go into a[q], 9 instructions up-convert 8 planes, and the group
+// sum shifts each a[q] back, exactly. (The layout of 32 bits per 8 rows x 4 k
+// had needed a broadcast, a shuffle, an AND and a min per plane: the paper's
+// compare and blend.)
+inline __m256i sum4_planes(const __m256i* a) {
+  return _mm256_add_epi32(_mm256_add_epi32(a[0], _mm256_srai_epi32(a[1], 1)),
+                          _mm256_add_epi32(_mm256_srai_epi32(a[2], 2), _mm256_srai_epi32(a[3], 3)));
 }
 
 // AVX-VNNI (plain AVX2: int1_gemv_int16 below).
 void int1_gemv_vnni(const Vnni4Task& t) {
-  const uint8_t* c = t.codes;
   const int8_t* x = t.x;
   __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
   for (int64_t g = 0; g < t.groups; ++g) {
-    c = vnni4_group_codes(t, g);
+    const uint8_t* c = vnni4_group_codes(t, g);
     __m256i a[2][4];
     for (auto& h : a)
       for (auto& v : h) v = _mm256_setzero_si256();
-    for (int64_t s = 0; s < t.steps_per_group; s += 4, c += 32, x += 16) {
+    for (int64_t s = 0; s < t.steps_per_group; ++s, c += 64, x += 32) {
       prefetch(c);
-      for (int i = 0; i < 4; ++i) {
-        uint32_t bits[2];
-        std::memcpy(bits, c + 8 * i, 8);
-        const __m256i xb = broadcast4(x + 4 * i);
-        a[0][i] = dot_u8s8<true>(a[0][i], expand_bits(bits[0]), xb);
-        a[1][i] = dot_u8s8<true>(a[1][i], expand_bits(bits[1]), xb);
+      // Plane by plane, both halves: 8 accumulators, 4 line vectors, 2
+      // activations, the bit and a temporary fit the 16 ymm registers.
+      const __m256i w[2] = {_mm256_load_si256(reinterpret_cast<const __m256i*>(c)),
+                            _mm256_load_si256(reinterpret_cast<const __m256i*>(c + 32))};
+      const __m256i w4[2] = {_mm256_srli_epi16(w[0], 4), _mm256_srli_epi16(w[1], 4)};
+      #pragma GCC unroll 4
+      for (int q = 0; q < 4; ++q) {
+        const __m256i bit = _mm256_set1_epi8(static_cast<char>(1 << q));
+        const __m256i x_lo = broadcast4(x + 4 * q), x_hi = broadcast4(x + 16 + 4 * q);
+        #pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+          a[h][q] = dot_u8s8<true>(a[h][q], _mm256_and_si256(w[h], bit), x_lo);
+          a[h][q] = dot_u8s8<true>(a[h][q], _mm256_and_si256(w4[h], bit), x_hi);
+        }
       }
     }
-    for (int h = 0; h < 2; ++h) acc[h] = add_group(acc[h], sum4(a[h]), 1, t, g, h);
+    for (int h = 0; h < 2; ++h) acc[h] = add_group(acc[h], sum4_planes(a[h]), 1, t, g, h);
   }
   store_out(t, acc);
 }
 
-// Plain AVX2: u is 0/1, so the pair sums are added in int16 for up to 16
-// iterations (16 x 4 x 2 x 128 = 16384 at most) before one vpmaddwd widens
-// them, instead of a vpmaddwd per product.
-inline constexpr int64_t kInt1Int16Iterations = 16;
+// Plain AVX2: vpmaddubsw's int16 pair sums leave no room for u = 2^q, so each
+// plane p becomes u = bit (0/1) by a shift and an AND. The pair sums are added
+// in int16 for up to 8 lines (8 x 8 x 2 x 128 = 16384 at most) before one
+// vpmaddwd widens them, instead of a vpmaddwd per product.
+inline constexpr int64_t kInt1Int16Iterations = 8;
+
+// Plane p of a row half's 32 bytes as u = 0/1.
+inline __m256i int1_plane(__m256i w, int p) {
+  return _mm256_and_si256(_mm256_srli_epi16(w, p), _mm256_set1_epi8(1));
+}
 
 void int1_gemv_int16(const Vnni4Task& t) {
-  int16_sum_gemv<4, 32, kInt1Int16Iterations>(t, 1, [](const uint8_t* c, const int8_t* x, __m256i* a) {
-    for (int i = 0; i < 4; ++i) {
-      uint32_t bits[2];
-      std::memcpy(bits, c + 8 * i, 8);
-      const __m256i xb = broadcast4(x + 4 * i);
-      a[0] = _mm256_add_epi16(a[0], _mm256_maddubs_epi16(expand_bits(bits[0]), xb));
-      a[1] = _mm256_add_epi16(a[1], _mm256_maddubs_epi16(expand_bits(bits[1]), xb));
+  int16_sum_gemv<1, 64, 32, kInt1Int16Iterations>(t, 1, [](const uint8_t* c, const int8_t* x, __m256i* a) {
+    #pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(c + 32 * h));
+      #pragma GCC unroll 8
+      for (int p = 0; p < 8; ++p) a[h] = _mm256_add_epi16(a[h], _mm256_maddubs_epi16(int1_plane(w, p), broadcast4(x + 4 * p)));
     }
   });
 }
 
-// int1_gemv_int16 for kTokens tokens: each step's bits expanded once.
+// int1_gemv_int16 for kTokens tokens: each plane up-converted once.
 template <int kTokens>
 void int1_tokens_int16(const Vnni4Task* tasks) {
-  int16_sum_tokens<kTokens, 4, 32, kInt1Int16Iterations, 1>(tasks, [&](const uint8_t* c, int64_t xoff, __m256i (*a)[2]) {
-    #pragma GCC unroll 4
-    for (int i = 0; i < 4; ++i) {
-      uint32_t bits[2];
-      std::memcpy(bits, c + 8 * i, 8);
-      const __m256i u0 = expand_bits(bits[0]), u1 = expand_bits(bits[1]);
-      #pragma GCC unroll 4
-      for (int k = 0; k < kTokens; ++k) {
-        const __m256i xb = broadcast4(tasks[k].x + xoff + 4 * i);
-        a[k][0] = _mm256_add_epi16(a[k][0], _mm256_maddubs_epi16(u0, xb));
-        a[k][1] = _mm256_add_epi16(a[k][1], _mm256_maddubs_epi16(u1, xb));
+  int16_sum_tokens<kTokens, 1, 64, 32, kInt1Int16Iterations, 1>(tasks, [&](const uint8_t* c, int64_t xoff, __m256i (*a)[2]) {
+    #pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(c + 32 * h));
+      #pragma GCC unroll 8
+      for (int p = 0; p < 8; ++p) {
+        const __m256i u = int1_plane(w, p);
+        #pragma GCC unroll 4
+        for (int k = 0; k < kTokens; ++k)
+          a[k][h] = _mm256_add_epi16(a[k][h], _mm256_maddubs_epi16(u, broadcast4(tasks[k].x + xoff + 4 * p)));
       }
     }
   });
