@@ -135,16 +135,23 @@ inline __m512i sum8_linear(const Accumulators& a) {
 // a stand-alone loop on an Intel Xeon core ~1.8 cycles per 64 weights, an AND
 // and a vpdpbusd ~1.2.
 // |a[3]| <= 2 x 4 x 8 x 128 per line and lane: int32 for groups under 2^23 k.
-// xb[p]: x[4p .. 4p + 3] broadcast (broadcast_line).
-template <bool kNta>
-inline void int1_line(const uint8_t* c, const __m512i* xb, __m512i* a) {
-  prefetch<kNta, kNta ? kVnni4PrefetchBytes : kVnni4T0PrefetchBytes>(c);
+//
+// The line's planes: u[q] (x[4q ..]) and u[4 + q] (x[16 + 4q ..]), scale 2^q.
+inline void int1_cut_planes(const uint8_t* c, __m512i* u) {
   const __m512i w = _mm512_load_si512(c);
   const __m512i w4 = _mm512_srli_epi16(w, 4);
   unrolled<4>([&](int q) {
     const __m512i bit = _mm512_set1_epi8(static_cast<char>(1 << q));
-    a[q] = dot_u8s8<true>(a[q], _mm512_and_si512(w, bit), xb[q]);
-    a[q] = dot_u8s8<true>(a[q], _mm512_and_si512(w4, bit), xb[4 + q]);
+    u[q] = _mm512_and_si512(w, bit);
+    u[4 + q] = _mm512_and_si512(w4, bit);
+  });
+}
+
+// One line into a[0..3]; xb[p]: x[4p .. 4p + 3] broadcast (broadcast_line).
+inline void int1_line_dots(const __m512i* u, const __m512i* xb, __m512i* a) {
+  unrolled<4>([&](int q) {
+    a[q] = dot_u8s8<true>(a[q], u[q], xb[q]);
+    a[q] = dot_u8s8<true>(a[q], u[4 + q], xb[4 + q]);
   });
 }
 
@@ -236,52 +243,44 @@ void int2_linear_gemv(const Vnni4Task& t) {
       [](const Accumulators& a) { return sum8_linear(a); }, [](const __m512i* a) { return sum4_linear(a); });
 }
 
-// I = 2D - S: the doubling here, the -S through xsum_factor.
-template <bool kNta>
-void int1_gemv(const Vnni4Task& t) {
-  const int8_t* x = t.x;
-  __m512 acc = _mm512_setzero_ps();
-  for (int64_t g = 0; g < t.groups; ++g) {
-    const uint8_t* c = vnni4_group_codes(t, g);
-    __m512i a[4];
-    for (auto& v : a) v = _mm512_setzero_si512();
-    for (int64_t s = 0; s < t.steps_per_group; ++s, c += 64, x += 32) {
-      __m512i xb[8];
-      broadcast_line(x, xb);
-      int1_line<kNta>(c, xb, a);
-    }
-    acc = add_group(acc, twice_sum4_planes(a), t, g);
-  }
-  store_out(t, acc);
-}
-
-// Two row blocks (tasks of the same K and groups) side by side, line by line,
-// each line's activations broadcast once for both. On an Intel Xeon core this
-// drew 95-100% of the read bandwidth where int1_gemv drew ~70%. Each block's
-// int32 sums are exact and its float steps are int1_gemv's: the same bits.
-template <bool kNta>
-void int1_gemv_pair(const Vnni4Task* t) {
+// kBlocks row blocks (tasks of the same K and groups) times one token, line
+// by line, each line's activations broadcast once for all blocks.
+// I = 2D - S: the doubling in twice_sum4_planes, the -S through xsum_factor.
+// Two blocks side by side (Vnni4Spec::pair) drew 95-100% of the read bandwidth
+// on an Intel Xeon core where one drew ~70%. Each block's int32 sums are exact
+// and its float steps are the same in either form: the same bits.
+template <bool kNta, int kBlocks>
+void int1_blocks(const Vnni4Task* t) {
   const int8_t* x = t[0].x;
-  __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+  __m512 acc[kBlocks];
+  unrolled<kBlocks>([&](int j) { acc[j] = _mm512_setzero_ps(); });
   for (int64_t g = 0; g < t[0].groups; ++g) {
-    const uint8_t* c[2] = {vnni4_group_codes(t[0], g), vnni4_group_codes(t[1], g)};
-    __m512i a[2][4];
-    for (auto& block : a)
-      for (auto& v : block) v = _mm512_setzero_si512();
+    const uint8_t* c[kBlocks];
+    __m512i a[kBlocks][4];
+    unrolled<kBlocks>([&](int j) {
+      c[j] = vnni4_group_codes(t[j], g);
+      unrolled<4>([&](int q) { a[j][q] = _mm512_setzero_si512(); });
+    });
     for (int64_t s = 0; s < t[0].steps_per_group; ++s, x += 32) {
       __m512i xb[8];
       broadcast_line(x, xb);
-      unrolled<2>([&](int j) { int1_line<kNta>(c[j] + 64 * s, xb, a[j]); });
+      unrolled<kBlocks>([&](int j) {
+        const uint8_t* line = c[j] + 64 * s;
+        prefetch<kNta, kNta ? kVnni4PrefetchBytes : kVnni4T0PrefetchBytes>(line);
+        __m512i u[8];
+        int1_cut_planes(line, u);
+        int1_line_dots(u, xb, a[j]);
+      });
     }
-    unrolled<2>([&](int j) { acc[j] = add_group(acc[j], twice_sum4_planes(a[j]), t[j], g); });
+    unrolled<kBlocks>([&](int j) { acc[j] = add_group(acc[j], twice_sum4_planes(a[j]), t[j], g); });
   }
-  for (int j = 0; j < 2; ++j) store_out(t[j], acc[j]);
+  unrolled<kBlocks>([&](int j) { store_out(t[j], acc[j]); });
 }
 
 // One row block times kTokens tokens (tasks differ in x, xsum, inv and out):
 // each line's 8 planes are cut out once (u[q] and u[4 + q], 2^q each) and meet
 // every token's activations. Each token's int32 sums are exact and its float
-// steps are int1_gemv's, in order, so its out is the same bits. Prefill walks
+// steps are int1_blocks', in order, so its out is the same bits. Prefill walks
 // a row block's lines once per group of 4 tokens, so the lines are
 // prefetched to L1 whatever the vendor: the next tokens read them again.
 template <int kTokens>
@@ -295,20 +294,12 @@ void int1_tokens(const Vnni4Task* t) {
     unrolled<kTokens>([&](int k) { unrolled<4>([&](int q) { a[k][q] = _mm512_setzero_si512(); }); });
     for (int64_t s = 0; s < t[0].steps_per_group; ++s, c += 64) {
       prefetch<false, kVnni4T0PrefetchBytes>(c);
-      const __m512i w = _mm512_load_si512(c);
-      const __m512i w4 = _mm512_srli_epi16(w, 4);
       __m512i u[8];
-      unrolled<4>([&](int q) {
-        const __m512i bit = _mm512_set1_epi8(static_cast<char>(1 << q));
-        u[q] = _mm512_and_si512(w, bit);
-        u[4 + q] = _mm512_and_si512(w4, bit);
-      });
+      int1_cut_planes(c, u);
       unrolled<kTokens>([&](int k) {
-        const int8_t* x = t[k].x + x0 + 32 * s;
-        unrolled<4>([&](int q) {
-          a[k][q] = dot_u8s8<true>(a[k][q], u[q], broadcast4(x + 4 * q));
-          a[k][q] = dot_u8s8<true>(a[k][q], u[4 + q], broadcast4(x + 16 + 4 * q));
-        });
+        __m512i xb[8];
+        broadcast_line(t[k].x + x0 + 32 * s, xb);
+        int1_line_dots(u, xb, a[k]);
       });
     }
     unrolled<kTokens>([&](int k) { acc[k] = add_group(acc[k], twice_sum4_planes(a[k]), t[k], g); });
@@ -435,14 +426,14 @@ void int2_gemv_avx512(const Vnni4Task& t) { int2_gemv<true>(t); }
 void int2_gemv_avx512_t0(const Vnni4Task& t) { int2_gemv<false>(t); }
 void int2_linear_gemv_avx512(const Vnni4Task& t) { int2_linear_gemv<true>(t); }
 void int2_linear_gemv_avx512_t0(const Vnni4Task& t) { int2_linear_gemv<false>(t); }
-void int1_gemv2_avx512(const Vnni4Task* t) { int1_gemv_pair<true>(t); }
-void int1_gemv2_avx512_t0(const Vnni4Task* t) { int1_gemv_pair<false>(t); }
+void int1_gemv2_avx512(const Vnni4Task* t) { int1_blocks<true, 2>(t); }
+void int1_gemv2_avx512_t0(const Vnni4Task* t) { int1_blocks<false, 2>(t); }
 void int1_tokens_avx512(const Vnni4Task* t, int count) {
   static_assert(kVnni4MaxTokens == 4);
   (count == 2 ? int1_tokens<2> : count == 3 ? int1_tokens<3> : int1_tokens<4>)(t);
 }
-void int1_gemv_avx512(const Vnni4Task& t) { int1_gemv<true>(t); }
-void int1_gemv_avx512_t0(const Vnni4Task& t) { int1_gemv<false>(t); }
+void int1_gemv_avx512(const Vnni4Task& t) { int1_blocks<true, 1>(&t); }
+void int1_gemv_avx512_t0(const Vnni4Task& t) { int1_blocks<false, 1>(&t); }
 void q8_0_gemv_avx512(const Vnni4Task& t) { q8_0_gemv<true>(t); }
 void q8_0_gemv_avx512_t0(const Vnni4Task& t) { q8_0_gemv<false>(t); }
 
