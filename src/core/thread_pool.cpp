@@ -175,7 +175,8 @@ void ThreadPool::parallel_for(int64_t n, int64_t chunk, FunctionRef<void(int64_t
   const int64_t chunks = (n + chunk - 1) / chunk;
   for (int i = 0; i < n_threads_; ++i)
     shares_[static_cast<size_t>(i)].range.store(
-        pack_range(static_cast<uint64_t>(chunks * i / n_threads_), static_cast<uint64_t>(chunks * (i + 1) / n_threads_)),
+        pack_range(static_cast<uint64_t>(share_start(chunks, i, n_threads_)),
+                   static_cast<uint64_t>(share_start(chunks, i + 1, n_threads_))),
         std::memory_order_relaxed);
   publish();
   run_chunks(0);

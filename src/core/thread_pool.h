@@ -40,6 +40,10 @@ class ThreadPool {
   // Calls fn(begin, end, thread_index) for chunks of [0, n) of `chunk` items
   // (the last may be shorter), taken dynamically. Returns when all are done.
   void parallel_for(int64_t n, int64_t chunk, FunctionRef<void(int64_t, int64_t, int)> fn);
+  // The first of the chunks parallel_for starts thread i of n_threads on (its
+  // share runs to share_start(chunks, i + 1, n_threads); others may steal
+  // from its end). For callers that order uneven work items across shares.
+  static int64_t share_start(int64_t chunks, int i, int n_threads) { return chunks * i / n_threads; }
 
   // Calls fn(thread_index, n_threads) once on every thread (static split).
   void run_on_all(FunctionRef<void(int, int)> fn);

@@ -9,53 +9,11 @@
 #include <tuple>
 #include <utility>
 
+#include "kernels/simd_block_attention_body.h"
+#include "kernels/simd_lanes.h"
 #include "kernels/vector_ops.h"
 
 namespace lowbit::simd {
-
-// exp(x) to ~1 ulp on [-87.3, 88] (Cephes' expf polynomial); inputs are
-// clamped to that range, so exp(-inf) gives ~1e-38 rather than 0.
-template <class S>
-typename S::V exp(typename S::V x) {
-  using V = typename S::V;
-  x = S::min(S::max(x, S::set1(-87.3f)), S::set1(88.0f));
-  const V n = S::floor(S::fmadd(x, S::set1(1.44269504088896341f), S::set1(0.5f)));
-  x = S::fnmadd(n, S::set1(0.693359375f), x);
-  x = S::fnmadd(n, S::set1(-2.12194440e-4f), x);
-  V p = S::set1(1.9875691500e-4f);
-  p = S::fmadd(p, x, S::set1(1.3981999507e-3f));
-  p = S::fmadd(p, x, S::set1(8.3334519073e-3f));
-  p = S::fmadd(p, x, S::set1(4.1665795894e-2f));
-  p = S::fmadd(p, x, S::set1(1.6666665459e-1f));
-  p = S::fmadd(p, x, S::set1(5.0000001201e-1f));
-  p = S::fmadd(p, S::mul(x, x), S::add(x, S::set1(1.0f)));
-  return S::mul(p, S::pow2(n));
-}
-
-// Calls f(i, lanes) over [0, n) in whole vectors, then f(i, rest) once.
-template <class S, class F>
-inline void for_lanes(int64_t n, F&& f) {
-  int64_t i = 0;
-  for (; i + S::kLanes <= n; i += S::kLanes) f(i, int64_t{S::kLanes});
-  if (i < n) f(i, n - i);
-}
-
-template <class S>
-typename S::V load_n(const float* p, int64_t n) {
-  return n == S::kLanes ? S::load(p) : S::load_partial(p, n);
-}
-template <class S>
-void store_n(float* p, typename S::V v, int64_t n) {
-  if (n == S::kLanes) {
-    S::store(p, v);
-  } else {
-    S::store_partial(p, v, n);
-  }
-}
-template <class S>
-typename S::V load_n(const uint16_t* p, int64_t n) {
-  return n == S::kLanes ? S::load_f16(p) : S::load_f16_partial(p, n);
-}
 
 template <class S>
 void rms_norm(const float* x, const float* weight, int64_t n, float eps, float* out) {
@@ -360,8 +318,8 @@ template <class S>
 VectorOps make_vector_ops() {
   return {S::kName,          rms_norm<S>,      rope_rotate<S>,         softmax<S>,
           silu_gate<S>,      relu2_gate<S>,    add<S>,                 scale<S>,
-          to_f16<S>,         attend_group<S, uint16_t>, attend_group<S, float>, quantize_absmax<S>,
-          group_sums_i8<S>};
+          to_f16<S>,         attend_group<S, uint16_t>, attend_group<S, float>, attend_block<S, uint16_t>,
+          attend_block<S, float>, quantize_absmax<S>, group_sums_i8<S>};
 }
 
 }  // namespace lowbit::simd

@@ -2,6 +2,13 @@
 
 namespace lowbit {
 
+// Q^T and out^T [head_dim][rows], scores [chunk][<= rows], max and sum [rows],
+// and a chunk of k and v rows in f32 [chunk][head_dim] (simd_block_attention_body.h).
+int64_t attend_block_scratch(int64_t head_dim) {
+  constexpr int64_t R = kAttendBlockRows, C = kAttendBlockChunk;
+  return 2 * R * head_dim + C * R + 2 * R + 2 * C * head_dim;
+}
+
 const VectorOps* vector_ops(const CpuFeatures& cpu) {
 #if LOWBIT_X86_KERNELS
   if (cpu.has_avx512_level()) return &vector_ops_avx512();

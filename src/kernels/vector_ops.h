@@ -12,6 +12,27 @@
 
 namespace lowbit {
 
+// A block of query rows for VectorOps::attend_block_*: `tokens` tokens of one
+// sequence, `heads` query heads each, sharing one KV head (prefill's queries).
+// Row (i, h) has its query at q + i * q_stride + h * head_dim, attends to the
+// cached positions [0, limits[i]) (limits[i] >= 1; row j of k and v at
+// j * kv_stride), and writes its output to out + i * out_stride + h * head_dim.
+// tokens * heads <= kAttendBlockRows.
+struct AttendBlock {
+  const float* q;
+  int64_t q_stride;
+  float* out;
+  int64_t out_stride;
+  const int64_t* limits;  // [tokens]
+  int64_t tokens, heads, head_dim, kv_stride;
+  float scale;
+};
+inline constexpr int64_t kAttendBlockRows = 256;
+// Positions attend_block_* takes at a time (its online softmax's step).
+inline constexpr int64_t kAttendBlockChunk = 64;
+// Floats of scratch attend_block_* needs for heads of head_dim.
+int64_t attend_block_scratch(int64_t head_dim);
+
 struct VectorOps {
   const char* isa;  // "scalar", "avx2", "avx512", "neon"
   // out = x / sqrt(mean(x^2) + eps) * weight. out may alias x.
@@ -44,6 +65,11 @@ struct VectorOps {
                      int64_t n_pos, int64_t head_dim, float scale, float* scores, float* out, float* part);
   void (*attend_f32)(const float* q, int64_t heads, const float* k, const float* v, int64_t stride, int64_t n_pos,
                      int64_t head_dim, float scale, float* scores, float* out, float* part);
+  // Causal attention of a block of rows (AttendBlock), each row as
+  // attend_f16/f32 over its own positions: the whole block reads each cached
+  // k_j and v_j once. scratch: attend_block_scratch(head_dim) floats.
+  void (*attend_block_f16)(const AttendBlock& b, const uint16_t* k, const uint16_t* v, float* scratch);
+  void (*attend_block_f32)(const AttendBlock& b, const float* k, const float* v, float* scratch);
   // BitNet's per-token absmax int8 quantization, exactly
   // quantize_activations_absmax_ref (same q, scale and sum).
   ActivationRowQuant (*quantize_absmax)(const float* x, int64_t n, int8_t* q);

@@ -28,7 +28,13 @@ Decoder::Decoder(const Model& model, ThreadPool& pool, int64_t max_batch, KvCach
   proj_ = AlignedBuffer<float>(sz(B * D));
   gate_ = AlignedBuffer<float>(sz(B * F));
   up_ = AlignedBuffer<float>(sz(B * F));
-  scores_ = AlignedBuffer<float>(sz(pool.size() * model.n_ctx() * std::max<int64_t>(1, c.n_head / c.n_head_kv)));
+  const int64_t group = std::max<int64_t>(1, c.n_head / c.n_head_kv);
+  block_tokens_ = kAttendBlockRows / group >= kMinBlockTokens ? kAttendBlockRows / group : 0;
+  scores_per_thread_ = std::max(model.n_ctx() * group, block_tokens_ > 0 ? attend_block_scratch(c.head_dim) : 0);
+  scores_ = AlignedBuffer<float>(sz(pool.size() * scores_per_thread_));
+  attention_items_.reserve(sz(B * c.n_head_kv));
+  dealt_items_.reserve(sz(B * c.n_head_kv));
+  row_limit_.resize(sz(B));
   rope_cos_ = AlignedBuffer<float>(sz(B * c.n_rot / 2));
   rope_sin_ = AlignedBuffer<float>(sz(B * c.n_rot / 2));
   act_ = ActivationBatch(B, std::max({D, Q, F}));
@@ -182,8 +188,8 @@ void Decoder::attention(int64_t layer, int64_t n) {
   const ModelConfig& c = model_.config();
   const int64_t Dh = c.head_dim, Q = c.q_dim(), KV = c.kv_dim(), H_kv = c.n_head_kv;
   const int64_t group = c.n_head / c.n_head_kv;
-  const int64_t ctx = model_.n_ctx();
   const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
+  if (attention_in_blocks(layer, n)) return;  // prefill's runs of tokens
   // One work item per (token, KV head): the query heads of a group read the
   // KV head's cache once. When such items would leave threads idle (decode's
   // 5 KV heads on 2 threads split 3:2), every item is also split by position
@@ -194,7 +200,7 @@ void Decoder::attention(int64_t layer, int64_t n) {
   // position_parts.)
   const int64_t items = n * H_kv, parts = position_parts(n);
   pool_.parallel_for(items * parts, 1, [&](int64_t begin, int64_t end, int thread) {
-    float* s = scores_.data() + thread * ctx * group;
+    float* s = scores_.data() + thread * scores_per_thread_;
     for (int64_t item = begin; item < end; ++item) {
       const int64_t t = item / (H_kv * parts), g = item / parts % H_kv, p = item % parts;
       const int64_t n_pos = row_pos_[static_cast<size_t>(t)] + 1;  // attends to positions 0 .. its own
@@ -222,6 +228,93 @@ void Decoder::attention(int64_t layer, int64_t n) {
                             att_.data() + t * Q + head * Dh);
     }
   });
+}
+
+// Prefill's queries as blocks (VectorOps::attend_block_*): a block's rows
+// read each cached k_j and v_j once, against once per row. The 2B-4T dummy at
+// 2 threads spent 0.43 ms per token in attention one row at a time in pp512,
+// 0.28 in blocks; 2048 positions deep, 4.5 ms and 2.1 (docs/performance.md,
+// "Session 26").
+bool Decoder::attention_in_blocks(int64_t layer, int64_t n) {
+  if (block_tokens_ == 0) return false;
+  const ModelConfig& c = model_.config();
+  const int64_t Dh = c.head_dim, Q = c.q_dim(), KV = c.kv_dim(), H_kv = c.n_head_kv, group = c.n_head / H_kv;
+  attention_items_.clear();
+  bool any_block = false;
+  for (int64_t t0 = 0, t1; t0 < n; t0 = t1) {  // runs of one sequence's rows
+    for (t1 = t0 + 1; t1 < n && row_seq_[static_cast<size_t>(t1)] == row_seq_[static_cast<size_t>(t0)];) ++t1;
+    // Blocks as large as allowed (each converts the cached rows it reads once)
+    // while every thread still gets kBlocksPerThread of them.
+    const int64_t per_thread = (t1 - t0) * H_kv / (kBlocksPerThread * pool_.size());
+    const int64_t step = t1 - t0 >= kMinBlockTokens ? std::clamp(per_thread, kMinBlockTokens, block_tokens_) : 1;
+    any_block |= step > 1;
+    for (int64_t t = t0; t < t1; t += step) {
+      const int64_t tokens = std::min(step, t1 - t);
+      for (int64_t g = 0; g < H_kv; ++g)
+        attention_items_.push_back({t, tokens, g, tokens * (row_pos_[static_cast<size_t>(t + tokens - 1)] + 1)});
+    }
+  }
+  if (!any_block) return false;
+  deal_attention_items();
+  for (int64_t t = 0; t < n; ++t) row_limit_[static_cast<size_t>(t)] = row_pos_[static_cast<size_t>(t)] + 1;
+
+  const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
+  const auto n_items = static_cast<int64_t>(attention_items_.size());
+  pool_.parallel_for(n_items, 1, [&](int64_t begin, int64_t end, int thread) {
+    float* scratch = scores_.data() + thread * scores_per_thread_;
+    for (int64_t i = begin; i < end; ++i) {
+      const AttentionItem& it = dealt_items_[static_cast<size_t>(i)];
+      const int64_t head = it.kv_head * group;
+      const int64_t at = cache_offset(row_seq_[static_cast<size_t>(it.t0)], layer) + it.kv_head * Dh;
+      const float* q = q_.data() + it.t0 * Q + head * Dh;
+      float* out = att_.data() + it.t0 * Q + head * Dh;
+      if (it.tokens == 1) {
+        const int64_t n_pos = row_limit_[static_cast<size_t>(it.t0)];
+        if (kv_type_ == KvCacheType::F16) {
+          ops_.attend_f16(q, group, k_cache16_.data() + at, v_cache16_.data() + at, KV, n_pos, Dh, scale, scratch, out,
+                          nullptr);
+        } else {
+          ops_.attend_f32(q, group, k_cache32_.data() + at, v_cache32_.data() + at, KV, n_pos, Dh, scale, scratch, out,
+                          nullptr);
+        }
+        continue;
+      }
+      const AttendBlock block = {q, Q, out, Q, row_limit_.data() + it.t0, it.tokens, group, Dh, KV, scale};
+      if (kv_type_ == KvCacheType::F16) {
+        ops_.attend_block_f16(block, k_cache16_.data() + at, v_cache16_.data() + at, scratch);
+      } else {
+        ops_.attend_block_f32(block, k_cache32_.data() + at, v_cache32_.data() + at, scratch);
+      }
+    }
+  });
+  return true;
+}
+
+// attention_items_ into dealt_items_ for the pool's shares (parallel_for
+// starts thread i on the i-th contiguous run of items): costliest first, each
+// to the share with the least cost so far that has room. So the shares start
+// even, each runs its costly items first, and a steal from a share's end
+// takes cheap ones.
+void Decoder::deal_attention_items() {
+  std::sort(attention_items_.begin(), attention_items_.end(),
+            [](const AttentionItem& a, const AttentionItem& b) { return a.cost > b.cost; });
+  const auto n = static_cast<int64_t>(attention_items_.size());
+  const int threads = pool_.size();
+  if (threads > kMaxDealShares) {  // costliest first is all
+    dealt_items_.assign(attention_items_.begin(), attention_items_.end());
+    return;
+  }
+  dealt_items_.resize(attention_items_.size());
+  int64_t filled[kMaxDealShares] = {}, cost[kMaxDealShares] = {};
+  for (const AttentionItem& it : attention_items_) {
+    int best = -1;
+    for (int s = 0; s < threads; ++s) {
+      const bool room = ThreadPool::share_start(n, s, threads) + filled[s] < ThreadPool::share_start(n, s + 1, threads);
+      if (room && (best < 0 || cost[s] < cost[best])) best = s;
+    }
+    dealt_items_[static_cast<size_t>(ThreadPool::share_start(n, best, threads) + filled[best]++)] = it;
+    cost[best] += it.cost;
+  }
 }
 
 // Position ranges per attention item for n tokens: 1 when the (token, KV

@@ -90,6 +90,10 @@ class Decoder {
                      const int64_t* rows = nullptr);
   void store_kv(int64_t layer, int64_t n);
   void attention(int64_t layer, int64_t n);
+  // Attention with the runs of kMinBlockTokens or more rows of one sequence
+  // (prefill) in blocks, the other rows one by one; false, doing nothing, when
+  // the batch has no such run.
+  bool attention_in_blocks(int64_t layer, int64_t n);
 
   const Model& model_;
   ThreadPool& pool_;
@@ -110,7 +114,21 @@ class Decoder {
   AlignedBuffer<float> proj_;    // [B][D] attn_output / ffn_down result
   AlignedBuffer<float> gate_;    // [B][F]
   AlignedBuffer<float> up_;      // [B][F]
-  AlignedBuffer<float> scores_;  // [threads][n_ctx][group]
+  AlignedBuffer<float> scores_;  // [threads][scores_per_thread_]: attend_group's scores or attend_block's scratch
+  int64_t scores_per_thread_ = 0;
+  // Prefill's attention (attention_in_blocks): one work item per KV head and
+  // block of up to block_tokens_ consecutive rows of one sequence (whose query
+  // heads fill at most kAttendBlockRows lanes; 0 when a group is too wide),
+  // or per KV head and single row, dealt over the threads by cost.
+  struct AttentionItem {
+    int64_t t0, tokens, kv_head, cost;
+  };
+  static constexpr int64_t kMinBlockTokens = 4, kBlocksPerThread = 4;
+  int64_t block_tokens_ = 0;
+  std::vector<AttentionItem> attention_items_, dealt_items_;  // capacity B * n_head_kv each
+  static constexpr int kMaxDealShares = 64;
+  void deal_attention_items();
+  std::vector<int64_t> row_limit_;              // [B] positions each row attends to
   // Attention split by positions (position_parts): per range, per token, the
   // unnormalized outputs [parts][tokens][Q] and (max, sum) pairs [parts][tokens][n_head][2].
   static constexpr int64_t kMaxPositionParts = 8, kSplitItemsPerThread = 4, kMinPartPositions = 64;

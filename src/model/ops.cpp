@@ -97,6 +97,35 @@ void attend(const float* q, const T* k, const T* v, int64_t stride, int64_t n_po
     for (int64_t d = 0; d < head_dim; ++d) out[d] += scores[j] * to_float(v[j * stride + d]);
 }
 
+// Row by row, two passes over the positions (the max, then the weights), so
+// no scratch: the scalar table is the fallback, not the fast path.
+template <class T>
+void attend_block(const AttendBlock& b, const T* k, const T* v, float* /*scratch*/) {
+  const int64_t Dh = b.head_dim;
+  const auto score = [&](const float* q, int64_t j) {
+    float dot = 0;
+    for (int64_t d = 0; d < Dh; ++d) dot += q[d] * to_float(k[j * b.kv_stride + d]);
+    return dot * b.scale;
+  };
+  for (int64_t i = 0; i < b.tokens; ++i) {
+    for (int64_t h = 0; h < b.heads; ++h) {
+      const float* q = b.q + i * b.q_stride + h * Dh;
+      float* out = b.out + i * b.out_stride + h * Dh;
+      float max = -INFINITY;
+      for (int64_t j = 0; j < b.limits[i]; ++j) max = std::fmax(max, score(q, j));
+      double sum = 0;
+      std::fill(out, out + Dh, 0.0f);
+      for (int64_t j = 0; j < b.limits[i]; ++j) {
+        const float p = std::exp(score(q, j) - max);
+        sum += p;
+        for (int64_t d = 0; d < Dh; ++d) out[d] += p * to_float(v[j * b.kv_stride + d]);
+      }
+      const float inv = static_cast<float>(1.0 / sum);
+      for (int64_t d = 0; d < Dh; ++d) out[d] *= inv;
+    }
+  }
+}
+
 void add(float* y, const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += x[i];
 }
@@ -147,7 +176,8 @@ void merge_attention_parts(const float* outs, int64_t out_stride, const float* p
 const VectorOps& scalar_vector_ops() {
   static const VectorOps ops = {"scalar", rms_norm,   rope_rotate, softmax,    silu_gate,
                                 relu2_gate, add,      scale,       to_f16,     attend_f16,
-                                attend_f32, quantize_activations_absmax_ref, activation_group_sums_ref};
+                                attend_f32, attend_block<uint16_t>, attend_block<float>,
+                                quantize_activations_absmax_ref, activation_group_sums_ref};
   return ops;
 }
 

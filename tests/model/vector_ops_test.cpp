@@ -250,6 +250,64 @@ TEST(VectorOps, AttentionInPositionRangesMergesToTheWhole) {
   }
 }
 
+// A block of `tokens` consecutive tokens (positions first .. first+tokens-1)
+// and their heads, against each token alone through the scalar attend_f16/f32:
+// blocks that fill some or all lanes, rows past one chunk of positions and
+// past several, head sizes with a tail, up to kAttendBlockRows rows, and K
+// rows that grow with the position, so that later chunks raise each row's max.
+TEST(VectorOps, BlockAttentionMatchesEachRowAlone) {
+  std::vector<const VectorOps*> tables = isa_tables();
+  tables.push_back(&scalar_vector_ops());
+  struct Case {
+    int64_t head_dim, heads, tokens, first;
+  };
+  const std::vector<Case> cases = {{8, 2, 32, 0},  {8, 1, 1, 0},    {64, 4, 16, 0},  {64, 4, 16, 70},
+                                   {100, 5, 3, 1}, {128, 4, 16, 200}, {128, 1, 64, 5}, {17, 3, 21, 63},
+                                   {128, 8, 8, 129}, {64, 64, 1, 40}, {64, 4, 64, 30}, {40, 5, 51, 90}};
+  for (const VectorOps* ops : tables) {
+    for (const Case& c : cases) {
+      const int64_t n_pos = c.first + c.tokens, stride = c.heads * c.head_dim + 3;
+      auto [q, k32, v32, k16, v16] =
+          attention_inputs(c.tokens * c.heads, c.head_dim, n_pos, stride, 30 + c.head_dim, 31 + c.tokens);
+      for (int64_t j = 0; j < n_pos; ++j)
+        for (int64_t d = 0; d < c.head_dim; ++d) {
+          const float grow = 1.0f + 0.02f * static_cast<float>(j);
+          k32[j * stride + d] *= grow;
+          k16[j * stride + d] = float_to_fp16(k32[j * stride + d]);
+        }
+      const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+      std::vector<int64_t> limits;
+      for (int64_t i = 0; i < c.tokens; ++i) limits.push_back(c.first + i + 1);
+      const int64_t q_stride = c.heads * c.head_dim, out_stride = q_stride + 7;
+      std::vector<float> want(static_cast<size_t>(c.tokens * out_stride), -1.0f), got(want);
+      std::vector<float> scores(static_cast<size_t>(c.heads * n_pos));
+      std::vector<float> scratch(static_cast<size_t>(attend_block_scratch(c.head_dim)));
+      const AttendBlock block = {q.data(), q_stride, got.data(), out_stride, limits.data(),
+                                 c.tokens,  c.heads,  c.head_dim, stride,    scale};
+      for (const bool f16 : {true, false}) {
+        const std::string what = cat(ops->isa, f16 ? " f16" : " f32", " head_dim ", c.head_dim, " heads ", c.heads,
+                                     " tokens ", c.tokens, " from position ", c.first);
+        for (int64_t i = 0; i < c.tokens; ++i) {
+          const float* qi = q.data() + i * q_stride;
+          float* out = want.data() + i * out_stride;
+          if (f16) {
+            attend_f16(qi, c.heads, k16.data(), v16.data(), stride, limits[i], c.head_dim, scale, scores.data(), out);
+          } else {
+            attend_f32(qi, c.heads, k32.data(), v32.data(), stride, limits[i], c.head_dim, scale, scores.data(), out);
+          }
+        }
+        std::fill(got.begin(), got.end(), -1.0f);
+        if (f16) {
+          ops->attend_block_f16(block, k16.data(), v16.data(), scratch.data());
+        } else {
+          ops->attend_block_f32(block, k32.data(), v32.data(), scratch.data());
+        }
+        expect_close(got, want, 1e-5, what);  // the gaps between rows (-1) untouched
+      }
+    }
+  }
+}
+
 TEST(VectorOps, QuantizeAbsmaxIsBitExact) {
   for (const VectorOps* ops : isa_tables()) {
     for (int64_t n : kLengths) {

@@ -428,7 +428,12 @@ TEST_F(CompletionServer, LogprobsDescribeEachGeneratedToken) {
     for (const json& t : j["choices"][0]["logprobs"]["token_logprobs"]) values.push_back(t);
   }
   EXPECT_EQ(tokens, lp["tokens"]);
-  EXPECT_EQ(values, lp["token_logprobs"]);
+  // The streamed request finds the prompt in its slot's cache and evaluates
+  // only its last token, alone, where the first took the prompt as one block
+  // (Decoder::attention_in_blocks): the same values to float rounding.
+  ASSERT_EQ(values.size(), lp["token_logprobs"].size());
+  for (size_t k = 0; k < values.size(); ++k)
+    EXPECT_NEAR(values[k].get<double>(), lp["token_logprobs"][k].get<double>(), 1e-5) << "token " << k;
 
   // Chat: an entry per token, with its bytes and its alternatives.
   const std::vector<int32_t> chat_prompt =

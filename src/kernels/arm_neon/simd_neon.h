@@ -169,6 +169,28 @@ struct Neon {
     const float t0 = vget_lane_f32(t, 0), t1 = vget_lane_f32(t, 1);
     return t0 > t1 ? t0 : t1;
   }
+  // The 8 x 8 tile r[row] lane col becomes r[col] lane row, as four 4 x 4
+  // tiles: (rows 0-3, cols 0-3) stays, (rows 0-3, cols 4-7) and (rows 4-7,
+  // cols 0-3) swap.
+  static void transpose(V (&r)[8]) {
+    const auto t4 = [](float32x4_t a, float32x4_t b, float32x4_t c, float32x4_t d, float32x4_t (&o)[4]) {
+      const float64x2_t ab0 = vreinterpretq_f64_f32(vtrn1q_f32(a, b)), ab1 = vreinterpretq_f64_f32(vtrn2q_f32(a, b));
+      const float64x2_t cd0 = vreinterpretq_f64_f32(vtrn1q_f32(c, d)), cd1 = vreinterpretq_f64_f32(vtrn2q_f32(c, d));
+      o[0] = vreinterpretq_f32_f64(vtrn1q_f64(ab0, cd0));
+      o[1] = vreinterpretq_f32_f64(vtrn1q_f64(ab1, cd1));
+      o[2] = vreinterpretq_f32_f64(vtrn2q_f64(ab0, cd0));
+      o[3] = vreinterpretq_f32_f64(vtrn2q_f64(ab1, cd1));
+    };
+    float32x4_t a[4], b[4], c[4], d[4];  // tiles (rows, cols): a (0-3, 0-3), b (0-3, 4-7), c (4-7, 0-3), d (4-7, 4-7)
+    t4(r[0].lo, r[1].lo, r[2].lo, r[3].lo, a);
+    t4(r[0].hi, r[1].hi, r[2].hi, r[3].hi, b);
+    t4(r[4].lo, r[5].lo, r[6].lo, r[7].lo, c);
+    t4(r[4].hi, r[5].hi, r[6].hi, r[7].hi, d);
+    for (int i = 0; i < 4; ++i) {
+      r[i] = {a[i], c[i]};
+      r[4 + i] = {b[i], d[i]};
+    }
+  }
 };
 
 }  // namespace lowbit::simd

@@ -138,6 +138,22 @@ struct Avx2 {
     s = _mm_max_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
   }
+  // The 8 x 8 tile r[row] lane col becomes r[col] lane row.
+  static void transpose(V (&r)[8]) {
+    __m256 s[8];
+    for (int h = 0; h < 8; h += 4) {
+      const __m256 t0 = _mm256_unpacklo_ps(r[h], r[h + 1]), t1 = _mm256_unpackhi_ps(r[h], r[h + 1]);
+      const __m256 t2 = _mm256_unpacklo_ps(r[h + 2], r[h + 3]), t3 = _mm256_unpackhi_ps(r[h + 2], r[h + 3]);
+      s[h] = _mm256_shuffle_ps(t0, t2, 0x44);  // 128-bit half k: column 4k of rows h .. h + 3
+      s[h + 1] = _mm256_shuffle_ps(t0, t2, 0xEE);
+      s[h + 2] = _mm256_shuffle_ps(t1, t3, 0x44);
+      s[h + 3] = _mm256_shuffle_ps(t1, t3, 0xEE);
+    }
+    for (int c = 0; c < 4; ++c) {
+      r[c] = _mm256_permute2f128_ps(s[c], s[4 + c], 0x20);
+      r[4 + c] = _mm256_permute2f128_ps(s[c], s[4 + c], 0x31);
+    }
+  }
 };
 
 }  // namespace lowbit::simd

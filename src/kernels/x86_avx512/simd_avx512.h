@@ -132,6 +132,34 @@ struct Avx512 {
     _mm_storeu_ps(out, _mm512_castps512_ps128(_mm512_permutexvar_ps(first_of_quarters, s)));
   }
   static float reduce_max(V a) { return _mm512_reduce_max_ps(a); }
+  // The 16 x 16 tile r[row] lane col becomes r[col] lane row: pairs of rows
+  // interleaved, then quads (as doubles), then 128-bit quarters.
+  static void transpose(V (&r)[16]) {
+    __m512 t[16];
+    for (int i = 0; i < 8; ++i) {
+      t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+      t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    // u[4i + c], quarter k: column 4k + c of rows 4i .. 4i + 3.
+    __m512 u[16];
+    for (int i = 0; i < 4; ++i) {
+      const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 2]);
+      const __m512d c = _mm512_castps_pd(t[4 * i + 1]), d = _mm512_castps_pd(t[4 * i + 3]);
+      u[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+      u[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+      u[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(c, d));
+      u[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(c, d));
+    }
+    for (int c = 0; c < 4; ++c) {
+      const __m512 even01 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x88), odd01 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xDD);
+      const __m512 even23 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x88);
+      const __m512 odd23 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xDD);
+      r[c] = _mm512_shuffle_f32x4(even01, even23, 0x88);
+      r[8 + c] = _mm512_shuffle_f32x4(even01, even23, 0xDD);
+      r[4 + c] = _mm512_shuffle_f32x4(odd01, odd23, 0x88);
+      r[12 + c] = _mm512_shuffle_f32x4(odd01, odd23, 0xDD);
+    }
+  }
 };
 
 }  // namespace lowbit::simd
