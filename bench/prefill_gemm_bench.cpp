@@ -11,6 +11,7 @@
 #include "core/thread_pool.h"
 #include "core/cpu_features.h"
 #include "kernels/dispatch.h"
+#include "kernels/i2s_amx_gemm.h"
 #include "kernels/i2s_lut_gemm.h"
 #include "kernels/i2s_tile_dots.h"
 #include "kernels/i2s_tiles.h"
@@ -75,6 +76,18 @@ void BM_I2sPrefillTileDots(benchmark::State& state) {
   report(state, p);
 }
 
+// The AMX GEMM (CPUs with AMX-INT8) over the same tiles and tokens.
+void BM_I2sPrefillAmx(benchmark::State& state) {
+  if (!cpu_features().amx_int8) return state.SkipWithError("no AMX-INT8");
+  const Problem p(state.range(0), state.range(1));
+  int64_t sink_sum = 0;
+  for (auto _ : state)
+    i2s_amx_gemm(p.tiles, 0, (p.n + 15) / 16, p.q.data(), p.stride, kTokens,
+                 [&](int64_t, int64_t, int, const int32_t* dots) { sink_sum += dots[0]; });
+  benchmark::DoNotOptimize(sink_sum);
+  report(state, p);
+}
+
 // The scalar reference matmul (I2_S bytes, one thread) on float inputs.
 void BM_I2sPrefillReference(benchmark::State& state) {
   const int64_t n = state.range(0), k = state.range(1);
@@ -98,6 +111,7 @@ const auto kShapes = [](benchmark::internal::Benchmark* b) {
 };
 BENCHMARK(BM_I2sPrefillLookup)->Apply(kShapes);
 BENCHMARK(BM_I2sPrefillTileDots)->Apply(kShapes);
+BENCHMARK(BM_I2sPrefillAmx)->Apply(kShapes);
 BENCHMARK(BM_I2sPrefillReference)->Args({2560, 2560})->Iterations(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

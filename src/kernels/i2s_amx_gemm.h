@@ -4,8 +4,15 @@
 // One tdpbsud multiplies a 16 x 64 tile of signed activations (16 tokens, 64
 // columns) by a 16 x 64 tile of unsigned weight codes (16 quads of 4 columns x
 // 16 rows, the VNNI4 order I2sTiles already has after a mask and a shift) into
-// 16 x 16 int32 sums: 16384 multiply-adds, where one vpdpbusd does 64. A weight
-// tile's codes are unpacked to bytes once per call and shared by every token.
+// 16 x 16 int32 sums: 16384 multiply-adds, where one vpdpbusd does 64.
+//
+// Tile loads from L2 bound it, not the dots (16384 multiply-adds in ~20
+// cycles from L1). So each step multiplies 2 token blocks by 2 weight tiles
+// (4 dots per 4 loads), and K goes in slices of 512 columns: a slice of two
+// weight tiles' codes, unpacked to bytes once per token chunk, stays in L1
+// while the chunk's token blocks pass over it; only the activations come from
+// L2. 512 tokens on one core ran at 31-35% of the tile peak, against 19-21%
+// with one weight tile and 4 token blocks over the whole K (docs/performance.md, "Session 26").
 #pragma once
 
 #include <cstdint>

@@ -222,12 +222,14 @@ TEST(I2sKernel, LookupGemmGivesExactSignedDots) {
 
 // The AMX GEMM (many tokens on tile registers), for K of lines that end mid
 // 64-column block (a span's last block part zeros), K in spans (6912: 2,
-// 9088: 3), token counts that end mid block (zero-padded), more blocks than
-// one pass takes (4), activations at -128 and +127 everywhere, and chunks of
-// tokens (at K = 6912 and 9088 a chunk is 4 blocks: 70 tokens make two).
+// 9088: 3) and in slices of 8 blocks (640: 8 + 2; 6912: slices across the
+// spans' seam), an odd count of weight tiles (a last one alone) and of token
+// blocks (a last one alone), token counts that end mid block (zero-padded),
+// activations at -128 and +127 everywhere, and chunks of tokens (at K = 6912
+// a chunk is 8 blocks: 150 tokens make two; at 9088, 6: 70 tokens make one, 150 two).
 TEST(I2sKernel, AmxGemmGivesExactCodeDots) {
   if (!cpu_features().amx_int8) GTEST_SKIP() << "no AMX-INT8 (or no permission for tile data): the AMX GEMM cannot run here";
-  expect_exact_gemm_dots({{16, 64, 16}, {33, 400, 17}, {21, 640, 5}, {40, 6912, 70}, {16, 9088, 70}}, 5,
+  expect_exact_gemm_dots({{16, 64, 16}, {33, 400, 17}, {21, 640, 5}, {40, 6912, 150}, {16, 9088, 70}, {48, 9088, 150}}, 5,
                          kI2sAmxTokens, /*codes=*/true,
                          [](const SpannedTiles<I2sTiles>& tiles, int64_t /* k */, int64_t begin, int64_t end,
                             const int8_t* q, int64_t stride, int64_t tokens, I2sAmxSink sink) {
