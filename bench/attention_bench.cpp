@@ -24,7 +24,7 @@ struct PrefillAttention {
   int64_t tokens, depth;
   std::vector<uint16_t> k, v;
   std::vector<float> q, out;
-  std::vector<int64_t> limits;
+  std::vector<int64_t> positions;
   double macs = 0;
 
   PrefillAttention(int64_t tokens_, int64_t depth_) : tokens(tokens_), depth(depth_) {
@@ -38,7 +38,7 @@ struct PrefillAttention {
     for (float& x : q) x = 0.1f * static_cast<float>(rng.normal());
     out.resize(q.size());
     for (int64_t i = 0; i < tokens; ++i) {
-      limits.push_back(depth + i + 1);
+      positions.push_back(depth + i);
       macs += 2.0 * kGroup * kHeadDim * static_cast<double>(depth + i + 1);
     }
   }
@@ -58,14 +58,14 @@ void run(benchmark::State& state, bool blocks) {
     if (blocks) {
       for (int64_t t = 0; t < a.tokens; t += kBlockTokens) {
         const AttendBlock b = {a.q.data() + t * kQStride, kQStride,     a.out.data() + t * kQStride,
-                               kQStride,                  a.limits.data() + t, std::min(kBlockTokens, a.tokens - t),
+                               kQStride,                  a.positions.data() + t, std::min(kBlockTokens, a.tokens - t),
                                kGroup,                    kHeadDim,     kKvStride,
                                scale};
         ops->attend_block_f16(b, a.k.data(), a.v.data(), scratch.data());
       }
     } else {
       for (int64_t t = 0; t < a.tokens; ++t)
-        ops->attend_f16(a.q.data() + t * kQStride, kGroup, a.k.data(), a.v.data(), kKvStride, a.limits[t], kHeadDim,
+        ops->attend_f16(a.q.data() + t * kQStride, kGroup, a.k.data(), a.v.data(), kKvStride, a.positions[t] + 1, kHeadDim,
                         scale, scores.data(), a.out.data() + t * kQStride, nullptr);
     }
     benchmark::DoNotOptimize(a.out.data());

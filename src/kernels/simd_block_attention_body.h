@@ -114,7 +114,7 @@ void attend_block(const AttendBlock& b, const T* k, const T* v, float* scratch) 
   int64_t limit[kAttendBlockRows];
   int64_t n_pos = 0;
   for (int64_t r = 0; r < R; ++r) {
-    limit[r] = r < rows ? b.limits[r / b.heads] : 0;
+    limit[r] = r < rows ? b.positions[r / b.heads] + 1 : 0;
     n_pos = std::max(n_pos, limit[r]);
     m[r] = -INFINITY;
     l[r] = 0.0f;

@@ -15,15 +15,15 @@ namespace lowbit {
 // A block of query rows for VectorOps::attend_block_*: `tokens` tokens of one
 // sequence, `heads` query heads each, sharing one KV head (prefill's queries).
 // Row (i, h) has its query at q + i * q_stride + h * head_dim, attends to the
-// cached positions [0, limits[i]) (limits[i] >= 1; row j of k and v at
-// j * kv_stride), and writes its output to out + i * out_stride + h * head_dim.
+// cached positions 0 .. positions[i] (row j of k and v at j * kv_stride), and
+// writes its output to out + i * out_stride + h * head_dim.
 // tokens * heads <= kAttendBlockRows.
 struct AttendBlock {
   const float* q;
   int64_t q_stride;
   float* out;
   int64_t out_stride;
-  const int64_t* limits;  // [tokens]
+  const int64_t* positions;  // [tokens]
   int64_t tokens, heads, head_dim, kv_stride;
   float scale;
 };

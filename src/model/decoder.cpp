@@ -34,7 +34,6 @@ Decoder::Decoder(const Model& model, ThreadPool& pool, int64_t max_batch, KvCach
   scores_ = AlignedBuffer<float>(sz(pool.size() * scores_per_thread_));
   attention_items_.reserve(sz(B * c.n_head_kv));
   dealt_items_.reserve(sz(B * c.n_head_kv));
-  row_limit_.resize(sz(B));
   rope_cos_ = AlignedBuffer<float>(sz(B * c.n_rot / 2));
   rope_sin_ = AlignedBuffer<float>(sz(B * c.n_rot / 2));
   act_ = ActivationBatch(B, std::max({D, Q, F}));
@@ -185,11 +184,13 @@ void Decoder::store_kv(int64_t layer, int64_t n) {
 }
 
 void Decoder::attention(int64_t layer, int64_t n) {
+  if (attention_blocks_) {  // prefill's runs of tokens
+    attention_in_blocks(layer);
+    return;
+  }
   const ModelConfig& c = model_.config();
-  const int64_t Dh = c.head_dim, Q = c.q_dim(), KV = c.kv_dim(), H_kv = c.n_head_kv;
+  const int64_t Dh = c.head_dim, Q = c.q_dim(), H_kv = c.n_head_kv;
   const int64_t group = c.n_head / c.n_head_kv;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
-  if (attention_in_blocks(layer, n)) return;  // prefill's runs of tokens
   // One work item per (token, KV head): the query heads of a group read the
   // KV head's cache once. When such items would leave threads idle (decode's
   // 5 KV heads on 2 threads split 3:2), every item is also split by position
@@ -209,17 +210,9 @@ void Decoder::attention(int64_t layer, int64_t n) {
       const int64_t n_pos = row_pos_[static_cast<size_t>(t)] + 1;  // attends to positions 0 .. its own
       const int64_t first = n_pos * p / parts, last = n_pos * (p + 1) / parts;
       const int64_t head = g * group;
-      const float* q = q_.data() + t * Q + head * Dh;
       float* out = parts == 1 ? att_.data() + t * Q + head * Dh : part_out_.data() + (p * n + t) * Q + head * Dh;
       float* part = parts == 1 ? nullptr : part_max_sum_.data() + ((p * n + t) * c.n_head + head) * 2;
-      const int64_t at = cache_offset(row_seq_[static_cast<size_t>(t)], layer) + first * KV + g * Dh;
-      if (kv_type_ == KvCacheType::F16) {
-        ops_.attend_f16(q, group, k_cache16_.data() + at, v_cache16_.data() + at, KV, last - first, Dh, scale, s,
-                        out, part);
-      } else {
-        ops_.attend_f32(q, group, k_cache32_.data() + at, v_cache32_.data() + at, KV, last - first, Dh, scale, s,
-                        out, part);
-      }
+      attend_row(layer, t, g, first, last, s, out, part);
     }
   });
   if (parts == 1) return;
@@ -233,15 +226,32 @@ void Decoder::attention(int64_t layer, int64_t n) {
   });
 }
 
+// The query heads of KV head g for row t over the positions [first, last) of
+// its sequence's cache (out, part: as VectorOps::attend_f16's).
+void Decoder::attend_row(int64_t layer, int64_t t, int64_t g, int64_t first, int64_t last, float* scores, float* out,
+                         float* part) const {
+  const ModelConfig& c = model_.config();
+  const int64_t Dh = c.head_dim, KV = c.kv_dim(), group = c.n_head / c.n_head_kv;
+  const float* q = q_.data() + t * c.q_dim() + g * group * Dh;
+  const int64_t at = cache_offset(row_seq_[static_cast<size_t>(t)], layer) + first * KV + g * Dh;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
+  if (kv_type_ == KvCacheType::F16) {
+    ops_.attend_f16(q, group, k_cache16_.data() + at, v_cache16_.data() + at, KV, last - first, Dh, scale, scores, out,
+                    part);
+  } else {
+    ops_.attend_f32(q, group, k_cache32_.data() + at, v_cache32_.data() + at, KV, last - first, Dh, scale, scores, out,
+                    part);
+  }
+}
+
 // Prefill's queries as blocks (VectorOps::attend_block_*): a block's rows
 // read each cached k_j and v_j once, against once per row. The 2B-4T dummy at
 // 2 threads spent 0.43 ms per token in attention one row at a time in pp512,
 // 0.28 in blocks; 2048 positions deep, 4.5 ms and 2.1 (docs/performance.md,
-// "Session 26").
-bool Decoder::attention_in_blocks(int64_t layer, int64_t n) {
+// "Session 26"). The items depend on the batch alone: planned once per pass.
+bool Decoder::plan_attention_blocks(int64_t n) {
   if (block_tokens_ == 0) return false;
-  const ModelConfig& c = model_.config();
-  const int64_t Dh = c.head_dim, Q = c.q_dim(), KV = c.kv_dim(), H_kv = c.n_head_kv, group = c.n_head / H_kv;
+  const int64_t H_kv = model_.config().n_head_kv;
   attention_items_.clear();
   bool any_block = false;
   for (int64_t t0 = 0, t1; t0 < n; t0 = t1) {  // runs of one sequence's rows
@@ -257,32 +267,28 @@ bool Decoder::attention_in_blocks(int64_t layer, int64_t n) {
         attention_items_.push_back({t, tokens, g, tokens * (row_pos_[static_cast<size_t>(t + tokens - 1)] + 1)});
     }
   }
-  if (!any_block) return false;
-  deal_attention_items();
-  for (int64_t t = 0; t < n; ++t) row_limit_[static_cast<size_t>(t)] = row_pos_[static_cast<size_t>(t)] + 1;
+  if (any_block) deal_attention_items();
+  return any_block;
+}
 
+void Decoder::attention_in_blocks(int64_t layer) {
+  const ModelConfig& c = model_.config();
+  const int64_t Dh = c.head_dim, Q = c.q_dim(), KV = c.kv_dim(), group = c.n_head / c.n_head_kv;
   const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
-  const auto n_items = static_cast<int64_t>(attention_items_.size());
-  pool_.parallel_for(n_items, 1, [&](int64_t begin, int64_t end, int thread) {
+  pool_.parallel_for(static_cast<int64_t>(dealt_items_.size()), 1, [&](int64_t begin, int64_t end, int thread) {
     float* scratch = scores_.data() + thread * scores_per_thread_;
     for (int64_t i = begin; i < end; ++i) {
       const AttentionItem& it = dealt_items_[static_cast<size_t>(i)];
-      const int64_t head = it.kv_head * group;
-      const int64_t at = cache_offset(row_seq_[static_cast<size_t>(it.t0)], layer) + it.kv_head * Dh;
-      const float* q = q_.data() + it.t0 * Q + head * Dh;
-      float* out = att_.data() + it.t0 * Q + head * Dh;
       if (it.tokens == 1) {
-        const int64_t n_pos = row_limit_[static_cast<size_t>(it.t0)];
-        if (kv_type_ == KvCacheType::F16) {
-          ops_.attend_f16(q, group, k_cache16_.data() + at, v_cache16_.data() + at, KV, n_pos, Dh, scale, scratch, out,
-                          nullptr);
-        } else {
-          ops_.attend_f32(q, group, k_cache32_.data() + at, v_cache32_.data() + at, KV, n_pos, Dh, scale, scratch, out,
-                          nullptr);
-        }
+        const int64_t t = it.t0;
+        attend_row(layer, t, it.kv_head, 0, row_pos_[static_cast<size_t>(t)] + 1, scratch,
+                   att_.data() + t * Q + it.kv_head * group * Dh, nullptr);
         continue;
       }
-      const AttendBlock block = {q, Q, out, Q, row_limit_.data() + it.t0, it.tokens, group, Dh, KV, scale};
+      const int64_t head = it.kv_head * group;
+      const int64_t at = cache_offset(row_seq_[static_cast<size_t>(it.t0)], layer) + it.kv_head * Dh;
+      const AttendBlock block = {q_.data() + it.t0 * Q + head * Dh, Q,  att_.data() + it.t0 * Q + head * Dh,
+                                 Q,  row_pos_.data() + it.t0, it.tokens, group, Dh, KV, scale};
       if (kv_type_ == KvCacheType::F16) {
         ops_.attend_block_f16(block, k_cache16_.data() + at, v_cache16_.data() + at, scratch);
       } else {
@@ -290,7 +296,6 @@ bool Decoder::attention_in_blocks(int64_t layer, int64_t n) {
       }
     }
   });
-  return true;
 }
 
 // attention_items_ into dealt_items_ for the pool's shares (parallel_for
@@ -351,6 +356,7 @@ void Decoder::eval_batch(int64_t n, float* logits, int64_t n_logits) {
   // Weight bytes per stage, only for a profile.
   const auto bytes = [&](const Linear& l) { return profile_ != nullptr ? l.matmul->weight_bytes() : 0; };
 
+  attention_blocks_ = plan_attention_blocks(n);
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const LayerWeights& L = model_.layers()[static_cast<size_t>(l)];
     // Attention block.

@@ -90,10 +90,15 @@ class Decoder {
                      const int64_t* rows = nullptr);
   void store_kv(int64_t layer, int64_t n);
   void attention(int64_t layer, int64_t n);
-  // Attention with the runs of kMinBlockTokens or more rows of one sequence
-  // (prefill) in blocks, the other rows one by one; false, doing nothing, when
-  // the batch has no such run.
-  bool attention_in_blocks(int64_t layer, int64_t n);
+  // The batch's attention work items when it has a run of kMinBlockTokens or
+  // more rows of one sequence (prefill): such runs in blocks, the other rows
+  // one by one, dealt over the threads. False, planning nothing, without one.
+  bool plan_attention_blocks(int64_t n);
+  // Attention of one layer by the planned items.
+  void attention_in_blocks(int64_t layer);
+  // One row's query heads of KV head g over cached positions [first, last).
+  void attend_row(int64_t layer, int64_t t, int64_t g, int64_t first, int64_t last, float* scores, float* out,
+                  float* part) const;
 
   const Model& model_;
   ThreadPool& pool_;
@@ -126,9 +131,9 @@ class Decoder {
   static constexpr int64_t kMinBlockTokens = 4, kBlocksPerThread = 4;
   int64_t block_tokens_ = 0;
   std::vector<AttentionItem> attention_items_, dealt_items_;  // capacity B * n_head_kv each
+  bool attention_blocks_ = false;  // this pass's attention goes by dealt_items_
   static constexpr int kMaxDealShares = 64;
   void deal_attention_items();
-  std::vector<int64_t> row_limit_;              // [B] positions each row attends to
   // Attention split by positions (position_parts): per range, per token, the
   // unnormalized outputs [parts][tokens][Q] and (max, sum) pairs [parts][tokens][n_head][2].
   static constexpr int64_t kMaxPositionParts = 8, kSplitItemsPerThread = 4, kMinPartPositions = 64;

@@ -112,10 +112,10 @@ void attend_block(const AttendBlock& b, const T* k, const T* v, float* /*scratch
       const float* q = b.q + i * b.q_stride + h * Dh;
       float* out = b.out + i * b.out_stride + h * Dh;
       float max = -INFINITY;
-      for (int64_t j = 0; j < b.limits[i]; ++j) max = std::fmax(max, score(q, j));
+      for (int64_t j = 0; j <= b.positions[i]; ++j) max = std::fmax(max, score(q, j));
       double sum = 0;
       std::fill(out, out + Dh, 0.0f);
-      for (int64_t j = 0; j < b.limits[i]; ++j) {
+      for (int64_t j = 0; j <= b.positions[i]; ++j) {
         const float p = std::exp(score(q, j) - max);
         sum += p;
         for (int64_t d = 0; d < Dh; ++d) out[d] += p * to_float(v[j * b.kv_stride + d]);

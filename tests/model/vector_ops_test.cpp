@@ -276,13 +276,13 @@ TEST(VectorOps, BlockAttentionMatchesEachRowAlone) {
           k16[j * stride + d] = float_to_fp16(k32[j * stride + d]);
         }
       const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-      std::vector<int64_t> limits;
-      for (int64_t i = 0; i < c.tokens; ++i) limits.push_back(c.first + i + 1);
+      std::vector<int64_t> positions;
+      for (int64_t i = 0; i < c.tokens; ++i) positions.push_back(c.first + i);
       const int64_t q_stride = c.heads * c.head_dim, out_stride = q_stride + 7;
       std::vector<float> want(static_cast<size_t>(c.tokens * out_stride), -1.0f), got(want);
       std::vector<float> scores(static_cast<size_t>(c.heads * n_pos));
       std::vector<float> scratch(static_cast<size_t>(attend_block_scratch(c.head_dim)));
-      const AttendBlock block = {q.data(), q_stride, got.data(), out_stride, limits.data(),
+      const AttendBlock block = {q.data(), q_stride, got.data(), out_stride, positions.data(),
                                  c.tokens,  c.heads,  c.head_dim, stride,    scale};
       for (const bool f16 : {true, false}) {
         const std::string what = cat(ops->isa, f16 ? " f16" : " f32", " head_dim ", c.head_dim, " heads ", c.heads,
@@ -291,9 +291,9 @@ TEST(VectorOps, BlockAttentionMatchesEachRowAlone) {
           const float* qi = q.data() + i * q_stride;
           float* out = want.data() + i * out_stride;
           if (f16) {
-            attend_f16(qi, c.heads, k16.data(), v16.data(), stride, limits[i], c.head_dim, scale, scores.data(), out);
+            attend_f16(qi, c.heads, k16.data(), v16.data(), stride, positions[i] + 1, c.head_dim, scale, scores.data(), out);
           } else {
-            attend_f32(qi, c.heads, k32.data(), v32.data(), stride, limits[i], c.head_dim, scale, scores.data(), out);
+            attend_f32(qi, c.heads, k32.data(), v32.data(), stride, positions[i] + 1, c.head_dim, scale, scores.data(), out);
           }
         }
         std::fill(got.begin(), got.end(), -1.0f);
