@@ -133,50 +133,52 @@ void i2s_amx_gemm(const SpannedTiles<I2sTiles>& tiles, int64_t tile_begin, int64
   thread_local AlignedBuffer<uint8_t> codes;
   thread_local AlignedBuffer<int32_t> partial;
   if (codes.size() < static_cast<size_t>(2 * kSliceBlocks * kTileBytes)) codes = AlignedBuffer<uint8_t>(2 * kSliceBlocks * kTileBytes);
-  const auto partial_size = static_cast<size_t>((n_blocks + 1) / 2 * 1024);
+  const int64_t chunk_blocks = std::max<int64_t>(2, kChunkBytes / (q_stride * kI2sAmxTokens) / 2 * 2);
+  const auto partial_size = static_cast<size_t>((std::min(n_blocks, chunk_blocks) + 1) / 2 * 1024);
   if (partial.size() < partial_size) partial = AlignedBuffer<int32_t>(partial_size);
   alignas(64) int32_t out[1024];
 
   const TileConfig config = tile_config();
   _tile_loadconfig(&config);
-  const int64_t chunk_blocks = std::max<int64_t>(2, kChunkBytes / (q_stride * kI2sAmxTokens) / 2 * 2);
-  for (int64_t c0 = 0; c0 < n_blocks; c0 += chunk_blocks)
-  for (int64_t t = tile_begin; t < tile_end; t += 2) {
-    const int kB = t + 1 < tile_end ? 2 : 1;
-    const uint8_t* b[2] = {codes.data(), codes.data() + kSliceBlocks * kTileBytes};
-    for (int64_t f0 = 0; f0 < F; f0 += kSliceBlocks) {
-      const int64_t n = std::min(kSliceBlocks, F - f0);
-      for (int j = 0; j < kB; ++j)
-        for (int64_t f = 0; f < n; ++f) {
-          const I2sTiles& span = tiles.spans[static_cast<size_t>(span_of[f0 + f])];
-          unpack_block(span.tile(t + j), span.groups, block_of[f0 + f], codes.data() + (j * kSliceBlocks + f) * kTileBytes);
+  for (int64_t c0 = 0; c0 < n_blocks; c0 += chunk_blocks) {
+    const int64_t c_end = std::min(n_blocks, c0 + chunk_blocks);
+    for (int64_t t = tile_begin; t < tile_end; t += 2) {
+      const int kB = t + 1 < tile_end ? 2 : 1;
+      const uint8_t* b[2] = {codes.data(), codes.data() + kSliceBlocks * kTileBytes};
+      for (int64_t f0 = 0; f0 < F; f0 += kSliceBlocks) {
+        const int64_t n = std::min(kSliceBlocks, F - f0);
+        for (int j = 0; j < kB; ++j)
+          for (int64_t f = 0; f < n; ++f) {
+            const I2sTiles& span = tiles.spans[static_cast<size_t>(span_of[f0 + f])];
+            unpack_block(span.tile(t + j), span.groups, block_of[f0 + f],
+                         codes.data() + (j * kSliceBlocks + f) * kTileBytes);
+          }
+        const bool first = f0 == 0, last = f0 + n == F;
+        for (int64_t b0 = c0; b0 < c_end; b0 += 2) {
+          const int kA = b0 + 1 < c_end ? 2 : 1;
+          const int8_t* a[2];
+          for (int i = 0; i < kA; ++i) {
+            const int64_t t0 = (b0 + i) * kI2sAmxTokens;
+            a[i] = t0 < whole ? q + t0 * q_stride : tail.data();
+          }
+          int32_t* c = partial.data() + (b0 - c0) / 2 * 1024;
+          int32_t* dst = last ? out : c;
+          if (kA == 2 && kB == 2) {
+            load_c<2, 2>(c, first), slice_dots<2, 2>(a, q_stride, cols.data() + f0, n, b), store_c<2, 2>(dst);
+          } else if (kA == 2) {
+            load_c<2, 1>(c, first), slice_dots<2, 1>(a, q_stride, cols.data() + f0, n, b), store_c<2, 1>(dst);
+          } else if (kB == 2) {
+            load_c<1, 2>(c, first), slice_dots<1, 2>(a, q_stride, cols.data() + f0, n, b), store_c<1, 2>(dst);
+          } else {
+            load_c<1, 1>(c, first), slice_dots<1, 1>(a, q_stride, cols.data() + f0, n, b), store_c<1, 1>(dst);
+          }
+          if (last)
+            for (int i = 0; i < kA; ++i)
+              for (int j = 0; j < kB; ++j) {
+                const int64_t t0 = (b0 + i) * kI2sAmxTokens;
+                sink(t + j, t0, static_cast<int>(std::min<int64_t>(kI2sAmxTokens, tokens - t0)), out + (2 * i + j) * 256);
+              }
         }
-      const bool first = f0 == 0, last = f0 + n == F;
-      const int64_t c_end = std::min(n_blocks, c0 + chunk_blocks);
-      for (int64_t b0 = c0; b0 < c_end; b0 += 2) {
-        const int kA = b0 + 1 < c_end ? 2 : 1;
-        const int8_t* a[2];
-        for (int i = 0; i < kA; ++i) {
-          const int64_t t0 = (b0 + i) * kI2sAmxTokens;
-          a[i] = t0 < whole ? q + t0 * q_stride : tail.data();
-        }
-        int32_t* c = partial.data() + (b0 - c0) / 2 * 1024;
-        int32_t* dst = last ? out : c;
-        if (kA == 2 && kB == 2) {
-          load_c<2, 2>(c, first), slice_dots<2, 2>(a, q_stride, cols.data() + f0, n, b), store_c<2, 2>(dst);
-        } else if (kA == 2) {
-          load_c<2, 1>(c, first), slice_dots<2, 1>(a, q_stride, cols.data() + f0, n, b), store_c<2, 1>(dst);
-        } else if (kB == 2) {
-          load_c<1, 2>(c, first), slice_dots<1, 2>(a, q_stride, cols.data() + f0, n, b), store_c<1, 2>(dst);
-        } else {
-          load_c<1, 1>(c, first), slice_dots<1, 1>(a, q_stride, cols.data() + f0, n, b), store_c<1, 1>(dst);
-        }
-        if (last)
-          for (int i = 0; i < kA; ++i)
-            for (int j = 0; j < kB; ++j) {
-              const int64_t t0 = (b0 + i) * kI2sAmxTokens;
-              sink(t + j, t0, static_cast<int>(std::min<int64_t>(kI2sAmxTokens, tokens - t0)), out + (2 * i + j) * 256);
-            }
       }
     }
   }
