@@ -135,12 +135,14 @@ void attend_block(const AttendBlock& b, const T* k, const T* v, float* scratch) 
 
   for (int64_t j0 = 0; j0 < n_pos; j0 += C) {
     const int64_t chunk = std::min(C, n_pos - j0);
+    // The chunk lies in one block of the cache (its rows a multiple of C).
+    const int64_t at = j0 / b.kv_block_rows * b.kv_block_stride + j0 % b.kv_block_rows * b.kv_stride;
     const float *kj, *vj;
     int64_t ks;
     if constexpr (std::is_same_v<T, uint16_t>) {
       for (int64_t j = 0; j < chunk; ++j) {
-        const uint16_t* kr = k + (j0 + j) * b.kv_stride;
-        const uint16_t* vr = v + (j0 + j) * b.kv_stride;
+        const uint16_t* kr = k + at + j * b.kv_stride;
+        const uint16_t* vr = v + at + j * b.kv_stride;
         for_lanes<S>(Dh, [&](int64_t d, int64_t n) {
           store_n<S>(kc + j * Dh + d, load_n<S>(kr + d, n), n);
           store_n<S>(vc + j * Dh + d, load_n<S>(vr + d, n), n);
@@ -148,7 +150,7 @@ void attend_block(const AttendBlock& b, const T* k, const T* v, float* scratch) 
       }
       kj = kc, vj = vc, ks = Dh;
     } else {
-      kj = k + j0 * b.kv_stride, vj = v + j0 * b.kv_stride, ks = b.kv_stride;
+      kj = k + at, vj = v + at, ks = b.kv_stride;
     }
     for (int64_t r0 = 0; r0 < R; r0 += P) {
       // The panel's real rows: skipped when all of them end before j0, taking

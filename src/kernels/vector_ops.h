@@ -15,9 +15,11 @@ namespace lowbit {
 // A block of query rows for VectorOps::attend_block_*: `tokens` tokens of one
 // sequence, `heads` query heads each, sharing one KV head (prefill's queries).
 // Row (i, h) has its query at q + i * q_stride + h * head_dim, attends to the
-// cached positions 0 .. positions[i] (row j of k and v at j * kv_stride), and
-// writes its output to out + i * out_stride + h * head_dim.
-// tokens * heads <= kAttendBlockRows.
+// cached positions 0 .. positions[i], and writes its output to
+// out + i * out_stride + h * head_dim. Row j of k and v is at
+// (j / kv_block_rows) * kv_block_stride + (j % kv_block_rows) * kv_stride: the
+// cache holds positions in blocks (kv_block_rows a multiple of
+// kAttendBlockChunk; by default one block). tokens * heads <= kAttendBlockRows.
 struct AttendBlock {
   const float* q;
   int64_t q_stride;
@@ -26,6 +28,7 @@ struct AttendBlock {
   const int64_t* positions;  // [tokens]
   int64_t tokens, heads, head_dim, kv_stride;
   float scale;
+  int64_t kv_block_rows = INT64_MAX, kv_block_stride = 0;
 };
 inline constexpr int64_t kAttendBlockRows = 256;
 // Positions attend_block_* takes at a time (its online softmax's step).

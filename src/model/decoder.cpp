@@ -9,12 +9,16 @@
 
 namespace lowbit {
 
-Decoder::Decoder(const Model& model, ThreadPool& pool, int64_t max_batch, KvCacheType kv_type, int64_t n_seq)
+Decoder::Decoder(const Model& model, ThreadPool& pool, int64_t max_batch, KvCacheType kv_type, int64_t n_seq,
+                 int64_t kv_block)
     : model_(model),
       pool_(pool),
       ops_(best_vector_ops()),
       max_batch_(std::max<int64_t>(1, max_batch)),
       kv_type_(kv_type),
+      // No larger than the context (rounded up to 64, as attend_block's chunks need).
+      kv_block_(std::min((std::max<int64_t>(1, kv_block) + 63) / 64 * 64, (model.n_ctx() + 63) / 64 * 64)),
+      kv_blocks_((model.n_ctx() + kv_block_ - 1) / kv_block_),
       seq_pos_(static_cast<size_t>(std::max<int64_t>(1, n_seq)), 0) {
   const ModelConfig& c = model.config();
   const int64_t B = max_batch_, D = c.n_embd, Q = c.q_dim(), KV = c.kv_dim(), F = c.n_ff;
@@ -30,7 +34,10 @@ Decoder::Decoder(const Model& model, ThreadPool& pool, int64_t max_batch, KvCach
   up_ = AlignedBuffer<float>(sz(B * F));
   const int64_t group = std::max<int64_t>(1, c.n_head / c.n_head_kv);
   block_tokens_ = kAttendBlockRows / group >= kMinBlockTokens ? kAttendBlockRows / group : 0;
-  scores_per_thread_ = std::max(model.n_ctx() * group, block_tokens_ > 0 ? attend_block_scratch(c.head_dim) : 0);
+  // A range of positions crosses at most kv_blocks_ blocks: per piece, outputs and (max, sum) pairs.
+  pieces_at_ = model.n_ctx() * group;
+  const int64_t pieces = kv_blocks_ > 1 ? kv_blocks_ * group * (c.head_dim + 2) : 0;
+  scores_per_thread_ = std::max(pieces_at_ + pieces, block_tokens_ > 0 ? attend_block_scratch(c.head_dim) : 0);
   scores_ = AlignedBuffer<float>(sz(pool.size() * scores_per_thread_));
   attention_items_.reserve(sz(B * c.n_head_kv));
   dealt_items_.reserve(sz(B * c.n_head_kv));
@@ -47,9 +54,9 @@ Decoder::Decoder(const Model& model, ThreadPool& pool, int64_t max_batch, KvCach
   row_pos_.resize(sz(B));
   logit_rows_.resize(sz(B));
   // Pages of the caches are mapped (zeroed) when first written: a sequence
-  // that stays short maps a huge page per layer for k and for v, not its
-  // whole context.
-  const int64_t cache = this->n_seq() * c.n_layer * model.n_ctx() * KV;
+  // that stays short maps its first blocks' pages per layer for k and for v
+  // (a huge page or two), not its whole context.
+  const int64_t cache = this->n_seq() * c.n_layer * kv_blocks_ * kv_block_ * KV;
   if (kv_type_ == KvCacheType::F16) {
     k_cache16_ = AlignedBuffer<uint16_t>(sz(cache));
     v_cache16_ = AlignedBuffer<uint16_t>(sz(cache));
@@ -81,9 +88,24 @@ void Decoder::truncate(int64_t n, int64_t seq) {
   pos = n;
 }
 
-int64_t Decoder::cache_offset(int64_t seq, int64_t layer) const {
-  return (seq * model_.config().n_layer + layer) * model_.n_ctx() * model_.config().kv_dim();
+// Head-major within blocks of positions, not position-major ([pos][KV]: on the
+// 2B-4T model each head's 256 bytes a row among 1280). A thread attending to
+// one KV head then reads one stream rather than a fifth of each of many rows:
+// decode at 2 threads 4000 positions deep spent 18.2-18.7 ms per token in
+// attention position-major, 14.7-14.9 head-major over the whole context, and
+// 16.0 in blocks of 512 (1024: 15.5, 2048: 15.4; docs/performance.md,
+// "Session 27"). Blocks rather than whole-context head regions keep a short
+// sequence's pages few: the 5 heads' regions of a 4096-position context begin
+// 1 MB apart, so a first token would map every huge page of the cache. A
+// 5-token prompt's `lowbit run` peaked at 1.390 GB before, 1.574 GB in whole-
+// context regions, 1.451 / 1.390 GB in blocks of 1024 / 512.
+int64_t Decoder::cache_offset(int64_t seq, int64_t layer, int64_t g, int64_t pos) const {
+  const ModelConfig& c = model_.config();
+  const int64_t block = (seq * c.n_layer + layer) * kv_blocks_ + pos / kv_block_;
+  return block * kv_block_stride() + (g * kv_block_ + pos % kv_block_) * c.head_dim;
 }
+
+int64_t Decoder::kv_block_stride() const { return kv_block_ * model_.config().kv_dim(); }
 
 void Decoder::eval(const int32_t* tokens, int64_t n, float* logits, bool all_logits) {
   if (n <= 0) fail("nothing to evaluate: empty token list");
@@ -171,13 +193,17 @@ void Decoder::store_kv(int64_t layer, int64_t n) {
       const float* sin = rope_sin_.data() + t * half;
       ops_.rope_rotate(q_.data() + t * Q, c.n_head, c.head_dim, c.n_rot, cos, sin, interleaved);
       ops_.rope_rotate(k_.data() + t * KV, c.n_head_kv, c.head_dim, c.n_rot, cos, sin, interleaved);
-      const int64_t at = cache_offset(row_seq_[static_cast<size_t>(t)], layer) + row_pos_[static_cast<size_t>(t)] * KV;
-      if (kv_type_ == KvCacheType::F16) {
-        ops_.to_f16(k_.data() + t * KV, k_cache16_.data() + at, KV);
-        ops_.to_f16(v_.data() + t * KV, v_cache16_.data() + at, KV);
-      } else {
-        std::copy_n(k_.data() + t * KV, KV, k_cache32_.data() + at);
-        std::copy_n(v_.data() + t * KV, KV, v_cache32_.data() + at);
+      for (int64_t g = 0; g < c.n_head_kv; ++g) {
+        const int64_t at = cache_offset(row_seq_[static_cast<size_t>(t)], layer, g, row_pos_[static_cast<size_t>(t)]);
+        const float* kt = k_.data() + t * KV + g * c.head_dim;
+        const float* vt = v_.data() + t * KV + g * c.head_dim;
+        if (kv_type_ == KvCacheType::F16) {
+          ops_.to_f16(kt, k_cache16_.data() + at, c.head_dim);
+          ops_.to_f16(vt, v_cache16_.data() + at, c.head_dim);
+        } else {
+          std::copy_n(kt, c.head_dim, k_cache32_.data() + at);
+          std::copy_n(vt, c.head_dim, v_cache32_.data() + at);
+        }
       }
     }
   });
@@ -199,9 +225,10 @@ void Decoder::attention(int64_t layer, int64_t n) {
   // reading the rows itself, took 10.4-11.1 ms per token at 2048 positions
   // against 8.5-8.9 split 3:2; the position split's figures are at
   // position_parts.) Items go range by range, the KV heads innermost, so a
-  // thread's share covers whole cache rows of its ranges: 2048 positions deep,
-  // tg64 at 2 threads ran 22.07-22.41 tok/s, against 21.66-21.68 with each
-  // head's ranges side by side (attention 8.0-8.6 ms per token against 8.8-10.0).
+  // thread's share covers whole blocks of the cache over its ranges (before
+  // the cache went head-major within blocks, whole rows: 2048 positions deep,
+  // tg64 at 2 threads ran 22.07-22.41 tok/s that way, against 21.66-21.68
+  // with each head's ranges side by side).
   const int64_t items = n * H_kv, parts = position_parts(n);
   pool_.parallel_for(items * parts, 1, [&](int64_t begin, int64_t end, int thread) {
     float* s = scores_.data() + thread * scores_per_thread_;
@@ -227,21 +254,38 @@ void Decoder::attention(int64_t layer, int64_t n) {
 }
 
 // The query heads of KV head g for row t over the positions [first, last) of
-// its sequence's cache (out, part: as VectorOps::attend_f16's).
-void Decoder::attend_row(int64_t layer, int64_t t, int64_t g, int64_t first, int64_t last, float* scores, float* out,
+// its sequence's cache (out, part: as VectorOps::attend_f16's). A range across
+// blocks of the cache goes block by block, each piece unnormalized with its
+// (max, sum) pairs, merged after.
+void Decoder::attend_row(int64_t layer, int64_t t, int64_t g, int64_t first, int64_t last, float* scratch, float* out,
                          float* part) const {
   const ModelConfig& c = model_.config();
-  const int64_t Dh = c.head_dim, KV = c.kv_dim(), group = c.n_head / c.n_head_kv;
+  const int64_t Dh = c.head_dim, group = c.n_head / c.n_head_kv;
   const float* q = q_.data() + t * c.q_dim() + g * group * Dh;
-  const int64_t at = cache_offset(row_seq_[static_cast<size_t>(t)], layer) + first * KV + g * Dh;
+  const int64_t seq = row_seq_[static_cast<size_t>(t)];
   const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
-  if (kv_type_ == KvCacheType::F16) {
-    ops_.attend_f16(q, group, k_cache16_.data() + at, v_cache16_.data() + at, KV, last - first, Dh, scale, scores, out,
-                    part);
-  } else {
-    ops_.attend_f32(q, group, k_cache32_.data() + at, v_cache32_.data() + at, KV, last - first, Dh, scale, scores, out,
-                    part);
+  const auto attend = [&](int64_t from, int64_t to, float* o, float* p) {
+    const int64_t at = cache_offset(seq, layer, g, from);
+    if (kv_type_ == KvCacheType::F16) {
+      ops_.attend_f16(q, group, k_cache16_.data() + at, v_cache16_.data() + at, Dh, to - from, Dh, scale, scratch, o,
+                      p);
+    } else {
+      ops_.attend_f32(q, group, k_cache32_.data() + at, v_cache32_.data() + at, Dh, to - from, Dh, scale, scratch, o,
+                      p);
+    }
+  };
+  if (last - first <= 1 || first / kv_block_ == (last - 1) / kv_block_) {
+    attend(first, last, out, part);
+    return;
   }
+  float* piece_out = scratch + pieces_at_;                     // [pieces][group][Dh]
+  float* piece_max_sum = piece_out + kv_blocks_ * group * Dh;  // [pieces][group][2]
+  int64_t pieces = 0;
+  for (int64_t from = first, to; from < last; from = to, ++pieces) {
+    to = std::min(last, (from / kv_block_ + 1) * kv_block_);
+    attend(from, to, piece_out + pieces * group * Dh, piece_max_sum + pieces * group * 2);
+  }
+  merge_attention_parts(piece_out, group * Dh, piece_max_sum, group * 2, pieces, group, Dh, out, part);
 }
 
 // Prefill's queries as blocks (VectorOps::attend_block_*): a block's rows
@@ -273,7 +317,7 @@ bool Decoder::plan_attention_blocks(int64_t n) {
 
 void Decoder::attention_in_blocks(int64_t layer) {
   const ModelConfig& c = model_.config();
-  const int64_t Dh = c.head_dim, Q = c.q_dim(), KV = c.kv_dim(), group = c.n_head / c.n_head_kv;
+  const int64_t Dh = c.head_dim, Q = c.q_dim(), group = c.n_head / c.n_head_kv;
   const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
   pool_.parallel_for(static_cast<int64_t>(dealt_items_.size()), 1, [&](int64_t begin, int64_t end, int thread) {
     float* scratch = scores_.data() + thread * scores_per_thread_;
@@ -286,9 +330,19 @@ void Decoder::attention_in_blocks(int64_t layer) {
         continue;
       }
       const int64_t head = it.kv_head * group;
-      const int64_t at = cache_offset(row_seq_[static_cast<size_t>(it.t0)], layer) + it.kv_head * Dh;
-      const AttendBlock block = {q_.data() + it.t0 * Q + head * Dh, Q,  att_.data() + it.t0 * Q + head * Dh,
-                                 Q,  row_pos_.data() + it.t0, it.tokens, group, Dh, KV, scale};
+      const int64_t at = cache_offset(row_seq_[static_cast<size_t>(it.t0)], layer, it.kv_head, 0);
+      const AttendBlock block = {q_.data() + it.t0 * Q + head * Dh,
+                                 Q,
+                                 att_.data() + it.t0 * Q + head * Dh,
+                                 Q,
+                                 row_pos_.data() + it.t0,
+                                 it.tokens,
+                                 group,
+                                 Dh,
+                                 Dh,
+                                 scale,
+                                 kv_block_,
+                                 kv_block_stride()};
       if (kv_type_ == KvCacheType::F16) {
         ops_.attend_block_f16(block, k_cache16_.data() + at, v_cache16_.data() + at, scratch);
       } else {

@@ -46,12 +46,19 @@ struct BatchRow {
 // ~130 KB per row there (17 MB at 128).
 inline constexpr int64_t kPromptBatch = 128;
 
+// Positions per block of the KV cache (Decoder's kv_block). Within a block each
+// KV head's rows are contiguous, so attention streams them; across blocks the
+// cache grows as a sequence does, so pages of a short one stay unmapped.
+inline constexpr int64_t kKvBlockPositions = 512;
+
 class Decoder {
  public:
   // max_batch: most tokens evaluated in one weight pass (prompt chunks).
   // n_seq: sequences, each with a KV cache of the model's context.
+  // kv_block: positions per block of the cache (a multiple of 64; tests take
+  // small ones to cross blocks on tiny models).
   Decoder(const Model& model, ThreadPool& pool, int64_t max_batch = kPromptBatch, KvCacheType kv_type = KvCacheType::F16,
-          int64_t n_seq = 1);
+          int64_t n_seq = 1, int64_t kv_block = kKvBlockPositions);
 
   // Evaluates tokens[0, n) of sequence 0 at positions pos() .. pos()+n-1
   // (longer inputs go in chunks of max_batch). logits: [V] for the last token,
@@ -76,8 +83,11 @@ class Decoder {
   // Evaluates the n rows of row_token_ / row_seq_ / row_pos_; the logits of
   // rows logit_rows_[0, n_logits) go to logits.
   void eval_batch(int64_t n, float* logits, int64_t n_logits);
-  // Offset of (seq, layer, position 0) in the KV cache.
-  int64_t cache_offset(int64_t seq, int64_t layer) const;
+  // Offset of KV head g's row at position pos of (seq, layer) in the KV
+  // cache. Within a block of kv_block_ positions a head's rows follow each
+  // other, head_dim apart; the next block's are kv_block_stride() further.
+  int64_t cache_offset(int64_t seq, int64_t layer, int64_t g, int64_t pos) const;
+  int64_t kv_block_stride() const;
   void matmul(const Linear& l, const ActivationBatch& in, float* y);
   // Matrices that read the same input, in one parallel region where their kernels allow.
   template <size_t N>
@@ -96,7 +106,8 @@ class Decoder {
   bool plan_attention_blocks(int64_t n);
   // Attention of one layer by the planned items.
   void attention_in_blocks(int64_t layer);
-  // One row's query heads of KV head g over cached positions [first, last).
+  // One row's query heads of KV head g over cached positions [first, last)
+  // (out, part: as VectorOps::attend_f16's). scratch: scores_per_thread_ floats.
   void attend_row(int64_t layer, int64_t t, int64_t g, int64_t first, int64_t last, float* scores, float* out,
                   float* part) const;
 
@@ -105,6 +116,8 @@ class Decoder {
   const VectorOps& ops_;  // vectorized where the CPU allows (kernels/vector_ops.h)
   int64_t max_batch_;
   KvCacheType kv_type_;
+  int64_t kv_block_;     // positions per block of the KV cache
+  int64_t kv_blocks_;    // blocks per (sequence, layer)
   std::vector<int64_t> seq_pos_;  // [n_seq] positions held per sequence
   DecodeProfile* profile_ = nullptr;
   double stage_start_ = 0;
@@ -119,8 +132,10 @@ class Decoder {
   AlignedBuffer<float> proj_;    // [B][D] attn_output / ffn_down result
   AlignedBuffer<float> gate_;    // [B][F]
   AlignedBuffer<float> up_;      // [B][F]
-  AlignedBuffer<float> scores_;  // [threads][scores_per_thread_]: attend_group's scores or attend_block's scratch
-  int64_t scores_per_thread_ = 0;
+  // [threads][scores_per_thread_]: attend_group's scores and, past
+  // pieces_at_, the pieces of a range that crosses blocks; or attend_block's scratch.
+  AlignedBuffer<float> scores_;
+  int64_t scores_per_thread_ = 0, pieces_at_ = 0;
   // Prefill's attention (attention_in_blocks): one work item per KV head and
   // block of up to block_tokens_ consecutive rows of one sequence (whose query
   // heads fill at most kAttendBlockRows lanes; 0 when a group is too wide),
@@ -147,7 +162,8 @@ class Decoder {
   AlignedBuffer<float> part_out_, part_max_sum_;
   AlignedBuffer<float> rope_cos_, rope_sin_;  // [B][n_rot / 2] for the batch's positions
   ActivationBatch act_;          // shared int8 quantization of xn_ / gate_
-  // KV cache, [seq][layer][n_ctx][KV], in f16 (or f32).
+  // KV cache, [seq][layer][block][KV head][kv_block_][head_dim], in f16 (or
+  // f32): each head's rows of a block contiguous (cache_offset).
   AlignedBuffer<uint16_t> k_cache16_, v_cache16_;
   AlignedBuffer<float> k_cache32_, v_cache32_;
 };

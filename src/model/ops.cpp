@@ -102,9 +102,12 @@ void attend(const float* q, const T* k, const T* v, int64_t stride, int64_t n_po
 template <class T>
 void attend_block(const AttendBlock& b, const T* k, const T* v, float* /*scratch*/) {
   const int64_t Dh = b.head_dim;
+  const auto row = [&](const T* base, int64_t j) {
+    return base + j / b.kv_block_rows * b.kv_block_stride + j % b.kv_block_rows * b.kv_stride;
+  };
   const auto score = [&](const float* q, int64_t j) {
     float dot = 0;
-    for (int64_t d = 0; d < Dh; ++d) dot += q[d] * to_float(k[j * b.kv_stride + d]);
+    for (int64_t d = 0; d < Dh; ++d) dot += q[d] * to_float(row(k, j)[d]);
     return dot * b.scale;
   };
   for (int64_t i = 0; i < b.tokens; ++i) {
@@ -118,7 +121,7 @@ void attend_block(const AttendBlock& b, const T* k, const T* v, float* /*scratch
       for (int64_t j = 0; j <= b.positions[i]; ++j) {
         const float p = std::exp(score(q, j) - max);
         sum += p;
-        for (int64_t d = 0; d < Dh; ++d) out[d] += p * to_float(v[j * b.kv_stride + d]);
+        for (int64_t d = 0; d < Dh; ++d) out[d] += p * to_float(row(v, j)[d]);
       }
       const float inv = static_cast<float>(1.0 / sum);
       for (int64_t d = 0; d < Dh; ++d) out[d] *= inv;
@@ -155,7 +158,7 @@ void attend_f32(const float* q, int64_t heads, const float* k, const float* v, i
 }
 
 void merge_attention_parts(const float* outs, int64_t out_stride, const float* parts, int64_t part_stride,
-                           int64_t n_parts, int64_t heads, int64_t head_dim, float* out) {
+                           int64_t n_parts, int64_t heads, int64_t head_dim, float* out, float* out_part) {
   for (int64_t h = 0; h < heads; ++h) {
     float max = -INFINITY;
     for (int64_t p = 0; p < n_parts; ++p) max = std::fmax(max, parts[p * part_stride + 2 * h]);
@@ -164,9 +167,15 @@ void merge_attention_parts(const float* outs, int64_t out_stride, const float* p
       sum += std::exp(static_cast<double>(parts[p * part_stride + 2 * h]) - max) * parts[p * part_stride + 2 * h + 1];
     float* o = out + h * head_dim;
     std::fill(o, o + head_dim, 0.0f);
+    if (out_part != nullptr) {
+      out_part[2 * h] = max;
+      out_part[2 * h + 1] = static_cast<float>(sum);
+      if (max == -INFINITY) continue;  // no positions at all: out 0, as attend's
+    }
+    const double norm = out_part != nullptr ? 1.0 : sum;
     for (int64_t p = 0; p < n_parts; ++p) {
       // An empty part (max -inf) weighs 0; some part holds a position.
-      const float w = static_cast<float>(std::exp(static_cast<double>(parts[p * part_stride + 2 * h]) - max) / sum);
+      const float w = static_cast<float>(std::exp(static_cast<double>(parts[p * part_stride + 2 * h]) - max) / norm);
       const float* op = outs + p * out_stride + h * head_dim;
       for (int64_t d = 0; d < head_dim; ++d) o[d] += w * op[d];
     }

@@ -45,9 +45,11 @@ void attend_f32(const float* q, int64_t heads, const float* k, const float* v, i
 // of it (attend_f16/f32 with `part`): part p's unnormalized outputs at
 // outs + p * out_stride ([heads][head_dim]) and its (max, sum) pairs at
 // parts + p * part_stride ([heads][2]) combine into out ([heads][head_dim]),
-// each part's share scaled by exp(its max - the overall max).
+// each part's share scaled by exp(its max - the overall max). With out_part,
+// the range is itself a part of a longer one: out is left unnormalized and
+// out_part ([heads][2]) gets the overall max and sum, as attend_f16's `part`.
 void merge_attention_parts(const float* outs, int64_t out_stride, const float* parts, int64_t part_stride,
-                           int64_t n_parts, int64_t heads, int64_t head_dim, float* out);
+                           int64_t n_parts, int64_t heads, int64_t head_dim, float* out, float* out_part = nullptr);
 
 // These definitions as a VectorOps table ("scalar").
 const VectorOps& scalar_vector_ops();

@@ -284,6 +284,20 @@ TEST(VectorOps, BlockAttentionMatchesEachRowAlone) {
       std::vector<float> scratch(static_cast<size_t>(attend_block_scratch(c.head_dim)));
       const AttendBlock block = {q.data(), q_stride, got.data(), out_stride, positions.data(),
                                  c.tokens,  c.heads,  c.head_dim, stride,    scale};
+      // The same rows in blocks of one chunk's positions, blocks further apart than rows.
+      AttendBlock blocked = block;
+      blocked.kv_block_rows = kAttendBlockChunk;
+      blocked.kv_block_stride = kAttendBlockChunk * stride + 5;
+      const int64_t n_blocks = (n_pos + kAttendBlockChunk - 1) / kAttendBlockChunk;
+      std::vector<float> k32b(static_cast<size_t>(n_blocks * blocked.kv_block_stride)), v32b(k32b);
+      std::vector<uint16_t> k16b(k32b.size()), v16b(k32b.size());
+      for (int64_t j = 0; j < n_pos; ++j) {
+        const int64_t at = j / kAttendBlockChunk * blocked.kv_block_stride + j % kAttendBlockChunk * stride;
+        std::copy_n(k32.begin() + j * stride, stride, k32b.begin() + at);
+        std::copy_n(v32.begin() + j * stride, stride, v32b.begin() + at);
+        std::copy_n(k16.begin() + j * stride, stride, k16b.begin() + at);
+        std::copy_n(v16.begin() + j * stride, stride, v16b.begin() + at);
+      }
       for (const bool f16 : {true, false}) {
         const std::string what = cat(ops->isa, f16 ? " f16" : " f32", " head_dim ", c.head_dim, " heads ", c.heads,
                                      " tokens ", c.tokens, " from position ", c.first);
@@ -303,6 +317,13 @@ TEST(VectorOps, BlockAttentionMatchesEachRowAlone) {
           ops->attend_block_f32(block, k32.data(), v32.data(), scratch.data());
         }
         expect_close(got, want, 1e-5, what);  // the gaps between rows (-1) untouched
+        std::fill(got.begin(), got.end(), -1.0f);
+        if (f16) {
+          ops->attend_block_f16(blocked, k16b.data(), v16b.data(), scratch.data());
+        } else {
+          ops->attend_block_f32(blocked, k32b.data(), v32b.data(), scratch.data());
+        }
+        expect_close(got, want, 1e-5, what + " (cache in blocks)");
       }
     }
   }
