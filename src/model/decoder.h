@@ -108,7 +108,7 @@ class Decoder {
   void attention_in_blocks(int64_t layer);
   // One row's query heads of KV head g over cached positions [first, last)
   // (out, part: as VectorOps::attend_f16's). scratch: scores_per_thread_ floats.
-  void attend_row(int64_t layer, int64_t t, int64_t g, int64_t first, int64_t last, float* scores, float* out,
+  void attend_row(int64_t layer, int64_t t, int64_t g, int64_t first, int64_t last, float* scratch, float* out,
                   float* part) const;
 
   const Model& model_;
