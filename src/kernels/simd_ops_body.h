@@ -59,11 +59,12 @@ void rope_rotate(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, con
   }
 }
 
-// x[i] = exp(x[i] - max) in place; returns {max, sum of the new x} ({-inf, 0}
-// when n = 0): softmax before its normalization.
+// x[i] = exp(x[i] - max) in place with max the largest of `floor` and the
+// x[i]; returns {max, sum of the new x} ({floor, 0} when n = 0): softmax before
+// its normalization.
 template <class S>
-std::pair<float, float> exp_shifted(float* x, int64_t n) {
-  auto vmax = S::set1(-INFINITY);
+std::pair<float, float> exp_shifted(float* x, int64_t n, float floor = -INFINITY) {
+  auto vmax = S::set1(floor);
   int64_t i = 0;
   for (; i + S::kLanes <= n; i += S::kLanes) vmax = S::max(vmax, S::load(x + i));
   float max = S::reduce_max(vmax);
@@ -124,42 +125,36 @@ void to_f16(const float* x, uint16_t* y, int64_t n) {
   });
 }
 
-// The cache rows of one KV head are a few lines each, kv_dim apart: the
-// hardware prefetcher does not run ahead of such a pattern, and cold rows
-// held attention to ~6 GB/s. Rows are prefetched this many positions ahead
-// (past the last row too: a prefetch does not fault). 2048 cold positions, 4
-// heads per call, alternated in one process: 8 / 16 / 32 / 64 ahead took
-// 15.8 / 14.0 / 12.8 / 13.2 ms (30 layers), then 18.2 / 17.1 / 17.1 / 17.4.
-// With score_keys and weigh_values below (faster per row, so a row's lead
-// lasts less time), 32 / 64 / 128 / 192: 9.32 / 8.57 / 8.70 / 8.71 ms, and
-// 16 / 32 / 48 / 64 / 96: 10.31 / 9.04 / 8.72 / 8.38 / 8.39 ms.
-inline constexpr int64_t kAttendAhead = 64;
-template <class T>
-inline void prefetch_row(const T* row, int64_t bytes) {
-  for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(reinterpret_cast<const char*>(row) + b, 0, 3);
-}
+// Decode attention streams a KV head's cached rows from memory once per
+// token. Each k and v row is prefetched kAttendAhead positions ahead, one
+// line at a time as score_keys reads the same line of the current rows:
+// prefetches issued a row at a time (four rows, 16 lines, in one burst) left
+// memory and compute taking turns, the time their sum (docs/performance.md,
+// "Session 28"). 16 / 32 / 64 positions ahead made no clear difference.
+inline constexpr int64_t kAttendAhead = 32;
+// Positions per step of attend_heads' online softmax: the chunk's v rows are
+// read from L1 by each pass over the head dimensions.
+inline constexpr int64_t kAttendChunk = 64;
 
-// scores[h][j + i] = scale * q_h . k_(j+i) for kHeads heads and kPos
-// positions: every k row loaded (and converted) once, each q vector once for
-// the kPos rows, kHeads x kPos independent FMA chains. One position at a time,
-// 4 chains 8 FMAs deep (128-dim heads) waited on their own latency: attention
-// over 512 positions in L2 (5 KV heads of 4) took 0.038 ms with 4 positions a
-// time, 0.054-0.066 with 2, 0.066 with 1 (and 0.094 with the values' loop
-// before weigh_values).
+// scores[h * p_stride + j + i] = scale * q_h . k_(j+i) for kHeads heads and
+// kPos positions: every k row loaded (and converted) once, each q vector once
+// for the kPos rows, kHeads x kPos independent FMA chains (4 positions at a
+// time over 1 took attention in L2 from 0.066 ms to 0.038). Prefetches line l
+// of k and v rows j + i + kAttendAhead while reading line l of rows j + i.
 template <class S, class T, int kHeads, int kPos>
-void score_keys(const float* q, const T* k, int64_t stride, int64_t j, int64_t n_pos, int64_t head_dim, float scale,
-                float* scores) {
+void score_keys(const float* q, const T* k, const T* v, int64_t stride, int64_t j, int64_t p_stride,
+                int64_t head_dim, float scale, float* scores) {
   using V = typename S::V;
+  constexpr int64_t kLine = 64 / static_cast<int64_t>(sizeof(T));  // elements per cache line
+  static_assert(kLine % S::kLanes == 0);
   V acc[kPos][kHeads];
   #pragma GCC unroll 4
   for (auto& pos_acc : acc)
     #pragma GCC unroll 8
     for (auto& a : pos_acc) a = S::zero();
   const T* kj = k + j * stride;
-  #pragma GCC unroll 4
-  for (int i = 0; i < kPos; ++i)
-    prefetch_row(kj + (kAttendAhead + i) * stride, head_dim * static_cast<int64_t>(sizeof(T)));
-  for_lanes<S>(head_dim, [&](int64_t d, int64_t m) {
+  const T* vj = v + j * stride;
+  const auto step = [&](int64_t d, int64_t m) {
     V kv[kPos];
     #pragma GCC unroll 4
     for (int i = 0; i < kPos; ++i) kv[i] = load_n<S>(kj + i * stride + d, m);
@@ -169,7 +164,22 @@ void score_keys(const float* q, const T* k, int64_t stride, int64_t j, int64_t n
       #pragma GCC unroll 4
       for (int i = 0; i < kPos; ++i) acc[i][h] = S::fmadd(qv, kv[i], acc[i][h]);
     }
-  });
+  };
+  for (int64_t d = 0; d < head_dim; d += kLine) {
+    // Written out here: GCC 12 deleted calls of a helper (or lambda) that
+    // did nothing but prefetch, having found it free of side effects.
+    #pragma GCC unroll 4
+    for (int i = 0; i < kPos; ++i) {
+      __builtin_prefetch(kj + (kAttendAhead + i) * stride + d, 0, 3);
+      __builtin_prefetch(vj + (kAttendAhead + i) * stride + d, 0, 3);
+    }
+    if (d + kLine <= head_dim) {
+      #pragma GCC unroll 16
+      for (int64_t e = 0; e < kLine; e += S::kLanes) step(d + e, S::kLanes);
+    } else {
+      for_lanes<S>(head_dim - d, [&](int64_t e, int64_t m) { step(d + e, m); });
+    }
+  }
   #pragma GCC unroll 4
   for (int i = 0; i < kPos; ++i) {
     if constexpr (kHeads % 4 == 0) {
@@ -178,34 +188,40 @@ void score_keys(const float* q, const T* k, int64_t stride, int64_t j, int64_t n
         float sum[4];
         S::reduce_add4(acc[i][h], acc[i][h + 1], acc[i][h + 2], acc[i][h + 3], sum);
         #pragma GCC unroll 4
-        for (int e = 0; e < 4; ++e) scores[(h + e) * n_pos + j + i] = sum[e] * scale;
+        for (int e = 0; e < 4; ++e) scores[(h + e) * p_stride + j + i] = sum[e] * scale;
       }
     } else {
       #pragma GCC unroll 8
-      for (int h = 0; h < kHeads; ++h) scores[h * n_pos + j + i] = S::reduce_add(acc[i][h]) * scale;
+      for (int h = 0; h < kHeads; ++h) scores[h * p_stride + j + i] = S::reduce_add(acc[i][h]) * scale;
     }
   }
 }
 
-// out[h][0 .. dims) = sum over j of p[h][j] v_j[0 .. dims) for kHeads heads,
-// the kHeads x kVec accumulators in registers. kFull: dims = kVec vectors
-// exactly, so nothing in the loop depends on dims at run time (with run-time
-// counts GCC kept the accumulators on the stack and tested each per position).
+// out[h][0 .. dims) = alpha[h] out[h][0 .. dims) + sum over j of
+// p[h * p_stride + j] v_j[0 .. dims) for kHeads heads (alpha == nullptr: out
+// starts at 0), the kHeads x kVec accumulators in registers. kFull: dims = kVec
+// vectors exactly, so nothing in the loop depends on dims at run time (with
+// run-time counts GCC kept the accumulators on the stack and tested each per
+// position).
 template <class S, class T, int kHeads, int kVec, bool kFull>
-void weigh_values(const float* p, const T* v, int64_t stride, int64_t n_pos, int64_t head_dim, int64_t dims,
-                  float* out) {
+void weigh_values(const float* p, int64_t p_stride, const T* v, int64_t stride, int64_t n_pos, int64_t head_dim,
+                  int64_t dims, const float* alpha, float* out) {
   using V = typename S::V;
   const auto lanes = [&](int a) {
     return kFull ? int64_t{S::kLanes} : std::clamp<int64_t>(dims - a * S::kLanes, 0, S::kLanes);
   };
   V acc[kHeads][kVec];
   #pragma GCC unroll 8
-  for (auto& head_acc : acc)
+  for (int h = 0; h < kHeads; ++h) {
+    const V w = S::set1(alpha != nullptr ? alpha[h] : 0.0f);
     #pragma GCC unroll 16
-    for (auto& a : head_acc) a = S::zero();
+    for (int a = 0; a < kVec; ++a) {
+      acc[h][a] = alpha != nullptr && lanes(a) > 0 ? S::mul(w, load_n<S>(out + h * head_dim + a * S::kLanes, lanes(a)))
+                                                   : S::zero();
+    }
+  }
   for (int64_t j = 0; j < n_pos; ++j) {
     const T* vj = v + j * stride;
-    prefetch_row(vj + kAttendAhead * stride, dims * static_cast<int64_t>(sizeof(T)));
     V vv[kVec];
     #pragma GCC unroll 16
     for (int a = 0; a < kVec; ++a) {
@@ -217,45 +233,79 @@ void weigh_values(const float* p, const T* v, int64_t stride, int64_t n_pos, int
     }
     #pragma GCC unroll 8
     for (int h = 0; h < kHeads; ++h) {
-      const V w = S::set1(p[h * n_pos + j]);
+      const V w = S::set1(p[h * p_stride + j]);
       #pragma GCC unroll 16
       for (int a = 0; a < kVec; ++a) acc[h][a] = S::fmadd(w, vv[a], acc[h][a]);
     }
   }
+  #pragma GCC unroll 8
   for (int h = 0; h < kHeads; ++h)
+    #pragma GCC unroll 16
     for (int a = 0; a < kVec; ++a)
       if (lanes(a) > 0) store_n<S>(out + h * head_dim + a * S::kLanes, acc[h][a], lanes(a));
 }
 
 // kHeads query heads of one KV head at a time (1 for plain multi-head
 // attention): each k_j and v_j is loaded (and converted from f16) once for all
-// of them, and the heads' dots are independent FMA chains. With the row
-// prefetch above, a 2B-4T decode step 2048 positions into the context spent
-// 11.9 ms per token in attention at 1 thread, against 26.3-32.8 head by head
-// without prefetch; 7.6-9.1 with score_keys and weigh_values (docs/performance.md).
+// of them, and the heads' dots are independent FMA chains. The positions go
+// by in chunks of kAttendChunk with an online softmax (as attend_block's), so
+// the k and v streams are read side by side at one steady pace. 4096 cold
+// positions of the 2B-4T dummy at 1 thread: the two passes this replaced
+// (all scores, then the values in half-rows) took 32-33 ms per token, this
+// 24-25, and 22.6 in the decoder's order, against 21 for a plain read of the
+// bytes (docs/performance.md, "Session 28").
 template <class S, class T, int kHeads>
 void attend_heads(const float* q, const T* k, const T* v, int64_t stride, int64_t n_pos, int64_t head_dim,
                   float scale, float* scores, float* out, float* part) {
   // Several positions at a time, up to 16 FMA chains (8 with 256-bit vectors).
   constexpr int kPos = kHeads <= 4 ? (S::kLanes == 16 ? 4 : 2) : 1;
-  int64_t j = 0;
-  for (; j + kPos <= n_pos; j += kPos) score_keys<S, T, kHeads, kPos>(q, k, stride, j, n_pos, head_dim, scale, scores);
-  for (; j < n_pos; ++j) score_keys<S, T, kHeads, 1>(q, k, stride, j, n_pos, head_dim, scale, scores);
+  // out in registers: kAcc vectors per head (16 accumulators in all with
+  // 512-bit vectors, 8 with 256-bit ones), per pass over a chunk.
+  constexpr int kAcc = std::max(1, (S::kLanes == 16 ? 16 : 8) / kHeads);
+  const int64_t p_stride = std::min(kAttendChunk, n_pos);  // scores: [kHeads][p_stride]
+  // The online softmax per head, continuing part's when given (out holds its
+  // unnormalized sum then, read only where its max is above -inf).
+  float run_max[kHeads], run_sum[kHeads], alpha[kHeads];
+  bool fresh = true;  // out not read
   for (int h = 0; h < kHeads; ++h) {
-    if (part == nullptr) {
-      softmax<S>(scores + h * n_pos, n_pos);
-    } else {
-      std::tie(part[2 * h], part[2 * h + 1]) = exp_shifted<S>(scores + h * n_pos, n_pos);
+    run_max[h] = part != nullptr ? part[2 * h] : -INFINITY;
+    run_sum[h] = part != nullptr ? part[2 * h + 1] : 0.0f;
+    fresh &= run_max[h] == -INFINITY;
+  }
+  if (!fresh) {  // a head starting here reads its out as 0 (times alpha 0)
+    for (int h = 0; h < kHeads; ++h)
+      if (run_max[h] == -INFINITY) std::fill(out + h * head_dim, out + (h + 1) * head_dim, 0.0f);
+  }
+  for (int64_t c = 0; c < n_pos; c += kAttendChunk) {
+    const int64_t n = std::min(kAttendChunk, n_pos - c);
+    const T *kc = k + c * stride, *vc = v + c * stride;
+    int64_t j = 0;
+    for (; j + kPos <= n; j += kPos) score_keys<S, T, kHeads, kPos>(q, kc, vc, stride, j, p_stride, head_dim, scale, scores);
+    for (; j < n; ++j) score_keys<S, T, kHeads, 1>(q, kc, vc, stride, j, p_stride, head_dim, scale, scores);
+    for (int h = 0; h < kHeads; ++h) {
+      const auto [m, s] = exp_shifted<S>(scores + h * p_stride, n, run_max[h]);
+      alpha[h] = m == run_max[h] ? 1.0f : std::exp(run_max[h] - m);  // 0 after -inf
+      run_sum[h] = run_sum[h] * alpha[h] + s;
+      run_max[h] = m;
+    }
+    const float* a = c == 0 && fresh ? nullptr : alpha;
+    int64_t d0 = 0;
+    for (; d0 + kAcc * S::kLanes <= head_dim; d0 += kAcc * S::kLanes)
+      weigh_values<S, T, kHeads, kAcc, true>(scores, p_stride, vc + d0, stride, n, head_dim, kAcc * S::kLanes, a,
+                                             out + d0);
+    if (d0 < head_dim)
+      weigh_values<S, T, kHeads, kAcc, false>(scores, p_stride, vc + d0, stride, n, head_dim, head_dim - d0, a,
+                                              out + d0);
+  }
+  for (int h = 0; h < kHeads; ++h) {
+    float* o = out + h * head_dim;
+    if (n_pos == 0 && fresh) std::fill(o, o + head_dim, 0.0f);
+    if (part != nullptr) {
+      part[2 * h] = run_max[h], part[2 * h + 1] = run_sum[h];
+    } else if (n_pos > 0) {
+      simd::scale<S>(o, head_dim, static_cast<float>(1.0 / static_cast<double>(run_sum[h])));
     }
   }
-  // out in registers: kAcc vectors per head (16 accumulators in all with
-  // 512-bit vectors, 8 with 256-bit ones), per pass over the positions.
-  constexpr int kAcc = std::max(1, (S::kLanes == 16 ? 16 : 8) / kHeads);
-  int64_t d0 = 0;
-  for (; d0 + kAcc * S::kLanes <= head_dim; d0 += kAcc * S::kLanes)
-    weigh_values<S, T, kHeads, kAcc, true>(scores, v + d0, stride, n_pos, head_dim, kAcc * S::kLanes, out + d0);
-  if (d0 < head_dim)
-    weigh_values<S, T, kHeads, kAcc, false>(scores, v + d0, stride, n_pos, head_dim, head_dim - d0, out + d0);
 }
 
 // Groups of 8, 4 or 2 heads share their loads, then a single head if one is left.

@@ -60,10 +60,14 @@ struct VectorOps {
   // (q_h = q + h * head_dim): scores_h[j] = q_h . k_j * scale, softmax,
   // out_h = sum_j scores_h[j] v_j. scores: [heads][n_pos] scratch; out:
   // [heads][head_dim]. The heads of a group read each k_j and v_j once.
-  // part != nullptr: the positions are one part of a longer range, to be
-  // combined by merge_attention_parts (model/ops.h): out_h is left unnormalized,
-  // sum_j exp(s_j - m_h) v_j, with part[2h] = m_h = max_j s_j and part[2h + 1] =
-  // sum_j exp(s_j - m_h) (-inf and 0 when n_pos = 0).
+  // part != nullptr: the positions are one piece of a longer range, whose
+  // softmax part carries from piece to piece. On entry (part[2h], part[2h + 1])
+  // = (m, l) say what out_h already holds: sum over earlier positions i of
+  // exp(s_i - m) v_i, with l = sum of exp(s_i - m) ((-inf, 0): nothing, out_h
+  // not read). On return out_h and (m, l) cover those and these positions,
+  // out_h left unnormalized (divide by l for the attention). Pieces taken this
+  // way may go in any order; pieces started apart from (-inf, 0) combine with
+  // merge_attention_parts (model/ops.h).
   void (*attend_f16)(const float* q, int64_t heads, const uint16_t* k, const uint16_t* v, int64_t stride,
                      int64_t n_pos, int64_t head_dim, float scale, float* scores, float* out, float* part);
   void (*attend_f32)(const float* q, int64_t heads, const float* k, const float* v, int64_t stride, int64_t n_pos,

@@ -34,10 +34,10 @@ Decoder::Decoder(const Model& model, ThreadPool& pool, int64_t max_batch, KvCach
   up_ = AlignedBuffer<float>(sz(B * F));
   const int64_t group = std::max<int64_t>(1, c.n_head / c.n_head_kv);
   block_tokens_ = kAttendBlockRows / group >= kMinBlockTokens ? kAttendBlockRows / group : 0;
-  // A range of positions crosses at most kv_blocks_ blocks: per piece, outputs and (max, sum) pairs.
-  pieces_at_ = model.n_ctx() * group;
-  const int64_t pieces = kv_blocks_ > 1 ? kv_blocks_ * group * (c.head_dim + 2) : 0;
-  scores_per_thread_ = std::max(pieces_at_ + pieces, block_tokens_ > 0 ? attend_block_scratch(c.head_dim) : 0);
+  // attend_range: a group's scores over up to a block of positions, then
+  // (max, sum) pairs for all heads.
+  part_at_ = group * kv_block_;
+  scores_per_thread_ = std::max(part_at_ + 2 * c.n_head, block_tokens_ > 0 ? attend_block_scratch(c.head_dim) : 0);
   scores_ = AlignedBuffer<float>(sz(pool.size() * scores_per_thread_));
   attention_items_.reserve(sz(B * c.n_head_kv));
   dealt_items_.reserve(sz(B * c.n_head_kv));
@@ -46,7 +46,7 @@ Decoder::Decoder(const Model& model, ThreadPool& pool, int64_t max_batch, KvCach
   act_ = ActivationBatch(B, std::max({D, Q, F}));
   // Attention split by positions (position_parts): at most kMaxPositionParts
   // ranges for at most split_tokens_ tokens.
-  split_tokens_ = std::min<int64_t>(B, (kSplitItemsPerThread * pool.size() + c.n_head_kv - 1) / c.n_head_kv);
+  split_tokens_ = std::min<int64_t>(B, kSplitItemsPerThread * pool.size());
   part_out_ = AlignedBuffer<float>(sz(kMaxPositionParts * split_tokens_ * Q));
   part_max_sum_ = AlignedBuffer<float>(sz(kMaxPositionParts * split_tokens_ * c.n_head * 2));
   row_token_.resize(sz(B));
@@ -217,33 +217,39 @@ void Decoder::attention(int64_t layer, int64_t n) {
   const ModelConfig& c = model_.config();
   const int64_t Dh = c.head_dim, Q = c.q_dim(), H_kv = c.n_head_kv;
   const int64_t group = c.n_head / c.n_head_kv;
-  // One work item per (token, KV head): the query heads of a group read the
-  // KV head's cache once. When such items would leave threads idle (decode's
-  // 5 KV heads on 2 threads split 3:2), every item is also split by position
-  // into up to `parts` ranges, and the ranges' softmax pieces are merged after.
-  // Each cache row is still read once. (Halving the groups instead, each half
-  // reading the rows itself, took 10.4-11.1 ms per token at 2048 positions
-  // against 8.5-8.9 split 3:2; the position split's figures are at
-  // position_parts.) Items go range by range, the KV heads innermost, so a
-  // thread's share covers whole blocks of the cache over its ranges (before
-  // the cache went head-major within blocks, whole rows: 2048 positions deep,
-  // tg64 at 2 threads ran 22.07-22.41 tok/s that way, against 21.66-21.68
-  // with each head's ranges side by side).
-  const int64_t items = n * H_kv, parts = position_parts(n);
-  pool_.parallel_for(items * parts, 1, [&](int64_t begin, int64_t end, int thread) {
-    float* s = scores_.data() + thread * scores_per_thread_;
+  // A work item is a token, a range of its positions and its KV heads
+  // (attend_range: the cache in memory order). With few tokens for the
+  // threads (decode), each token's positions are split into `parts` ranges,
+  // the ranges' softmax parts merged after. A range of whole blocks streams
+  // them from end to end; one that starts or ends inside a block jumps at
+  // each KV head's start. 4000 positions deep at 2 threads, attention took
+  // 12.6-12.8 ms per token in 8 ranges of one block, against 16.6-16.7 with
+  // the KV heads as the items (each head's blocks in turn); but cut to whole
+  // blocks, 3 blocks share badly between 2 threads (1500 deep: 6.6 ms against
+  // 5.8-5.9 cut evenly). docs/performance.md, "Session 28". Where there are
+  // still fewer ranges than threads (a context too short to cut), each KV
+  // head is an item of its own.
+  const int64_t parts = position_parts(n);
+  const int64_t runs = n * parts >= pool_.size() ? 1 : H_kv;  // runs of KV heads per range
+  pool_.parallel_for(n * parts * runs, 1, [&](int64_t begin, int64_t end, int thread) {
+    float* scratch = scores_.data() + thread * scores_per_thread_;
     for (int64_t item = begin; item < end; ++item) {
-      const int64_t t = item / (H_kv * parts), p = item / H_kv % parts, g = item % H_kv;
+      const int64_t t = item / (parts * runs), p = item / runs % parts, r = item % runs;
+      const int64_t g0 = H_kv * r / runs, g1 = H_kv * (r + 1) / runs;
       const int64_t n_pos = row_pos_[static_cast<size_t>(t)] + 1;  // attends to positions 0 .. its own
-      const int64_t first = n_pos * p / parts, last = n_pos * (p + 1) / parts;
-      const int64_t head = g * group;
-      float* out = parts == 1 ? att_.data() + t * Q + head * Dh : part_out_.data() + (p * n + t) * Q + head * Dh;
-      float* part = parts == 1 ? nullptr : part_max_sum_.data() + ((p * n + t) * c.n_head + head) * 2;
-      attend_row(layer, t, g, first, last, s, out, part);
+      const auto bound = [&](int64_t i) {  // at the nearest block's start when each thread can have 2
+        const int64_t at = n_pos * i / parts;
+        return n_pos >= 2 * kv_block_ * pool_.size() ? std::min(n_pos, (at + kv_block_ / 2) / kv_block_ * kv_block_)
+                                                     : at;
+      };
+      float* out = (parts == 1 ? att_.data() + t * Q : part_out_.data() + (p * n + t) * Q) + g0 * group * Dh;
+      float* part = parts == 1 ? scratch + part_at_ : part_max_sum_.data() + ((p * n + t) * c.n_head + g0 * group) * 2;
+      attend_range(layer, t, g0, g1, bound(p), p + 1 == parts ? n_pos : bound(p + 1), scratch, out, part);
+      if (parts == 1) normalize_heads((g1 - g0) * group, part, out);
     }
   });
   if (parts == 1) return;
-  pool_.parallel_for(items, 1, [&](int64_t begin, int64_t end, int) {
+  pool_.parallel_for(n * H_kv, 1, [&](int64_t begin, int64_t end, int) {
     for (int64_t item = begin; item < end; ++item) {
       const int64_t t = item / H_kv, head = item % H_kv * group;
       merge_attention_parts(part_out_.data() + t * Q + head * Dh, n * Q,
@@ -253,39 +259,44 @@ void Decoder::attention(int64_t layer, int64_t n) {
   });
 }
 
-// The query heads of KV head g for row t over the positions [first, last) of
-// its sequence's cache (out, part: as VectorOps::attend_f16's). A range across
-// blocks of the cache goes block by block, each piece unnormalized with its
-// (max, sum) pairs, merged after.
-void Decoder::attend_row(int64_t layer, int64_t t, int64_t g, int64_t first, int64_t last, float* scratch, float* out,
-                         float* part) const {
+// The query heads of KV heads [g0, g1) for row t over the positions [first,
+// last) of its sequence's cache: block by block, the KV heads in turn within
+// each, the order of the cache in memory ([block][KV head][position]), so
+// that a thread with whole blocks streams them from end to end (the rows it
+// prefetches past one head's lie at the start of the next head's). Each
+// head's softmax carries from block to block in out and part (as
+// VectorOps::attend_f16's, started here from (-inf, 0)); out is left
+// unnormalized. scratch: scores_per_thread_ floats.
+void Decoder::attend_range(int64_t layer, int64_t t, int64_t g0, int64_t g1, int64_t first, int64_t last,
+                           float* scratch, float* out, float* part) const {
   const ModelConfig& c = model_.config();
   const int64_t Dh = c.head_dim, group = c.n_head / c.n_head_kv;
-  const float* q = q_.data() + t * c.q_dim() + g * group * Dh;
   const int64_t seq = row_seq_[static_cast<size_t>(t)];
   const float scale = 1.0f / std::sqrt(static_cast<float>(Dh));
-  const auto attend = [&](int64_t from, int64_t to, float* o, float* p) {
-    const int64_t at = cache_offset(seq, layer, g, from);
-    if (kv_type_ == KvCacheType::F16) {
-      ops_.attend_f16(q, group, k_cache16_.data() + at, v_cache16_.data() + at, Dh, to - from, Dh, scale, scratch, o,
-                      p);
-    } else {
-      ops_.attend_f32(q, group, k_cache32_.data() + at, v_cache32_.data() + at, Dh, to - from, Dh, scale, scratch, o,
-                      p);
-    }
-  };
-  if (last - first <= 1 || first / kv_block_ == (last - 1) / kv_block_) {
-    attend(first, last, out, part);
-    return;
-  }
-  float* piece_out = scratch + pieces_at_;                     // [pieces][group][Dh]
-  float* piece_max_sum = piece_out + kv_blocks_ * group * Dh;  // [pieces][group][2]
-  int64_t pieces = 0;
-  for (int64_t from = first, to; from < last; from = to, ++pieces) {
+  for (int64_t h = 0; h < (g1 - g0) * group; ++h) part[2 * h] = -INFINITY, part[2 * h + 1] = 0.0f;
+  for (int64_t from = first, to; from < last; from = to) {
     to = std::min(last, (from / kv_block_ + 1) * kv_block_);
-    attend(from, to, piece_out + pieces * group * Dh, piece_max_sum + pieces * group * 2);
+    for (int64_t g = g0; g < g1; ++g) {
+      const float* q = q_.data() + t * c.q_dim() + g * group * Dh;
+      float* o = out + (g - g0) * group * Dh;
+      float* p = part + (g - g0) * group * 2;
+      const int64_t at = cache_offset(seq, layer, g, from);
+      if (kv_type_ == KvCacheType::F16) {
+        ops_.attend_f16(q, group, k_cache16_.data() + at, v_cache16_.data() + at, Dh, to - from, Dh, scale, scratch,
+                        o, p);
+      } else {
+        ops_.attend_f32(q, group, k_cache32_.data() + at, v_cache32_.data() + at, Dh, to - from, Dh, scale, scratch,
+                        o, p);
+      }
+    }
   }
-  merge_attention_parts(piece_out, group * Dh, piece_max_sum, group * 2, pieces, group, Dh, out, part);
+}
+
+// out[h] /= part's sum for `heads` heads: attend_range's output normalized.
+void Decoder::normalize_heads(int64_t heads, const float* part, float* out) const {
+  const int64_t Dh = model_.config().head_dim;
+  for (int64_t h = 0; h < heads; ++h)
+    ops_.scale(out + h * Dh, Dh, static_cast<float>(1.0 / static_cast<double>(part[2 * h + 1])));
 }
 
 // Prefill's queries as blocks (VectorOps::attend_block_*): a block's rows
@@ -325,8 +336,10 @@ void Decoder::attention_in_blocks(int64_t layer) {
       const AttentionItem& it = dealt_items_[static_cast<size_t>(i)];
       if (it.tokens == 1) {
         const int64_t t = it.t0;
-        attend_row(layer, t, it.kv_head, 0, row_pos_[static_cast<size_t>(t)] + 1, scratch,
-                   att_.data() + t * Q + it.kv_head * group * Dh, nullptr);
+        float* out = att_.data() + t * Q + it.kv_head * group * Dh;
+        float* part = scratch + part_at_;
+        attend_range(layer, t, it.kv_head, it.kv_head + 1, 0, row_pos_[static_cast<size_t>(t)] + 1, scratch, out, part);
+        normalize_heads(group, part, out);
         continue;
       }
       const int64_t head = it.kv_head * group;
@@ -386,9 +399,15 @@ void Decoder::deal_attention_items() {
 // Two threads, 5 KV heads of 4 query heads, 2048 positions, 30 layers: 5.32 ms
 // split 3:2 by heads, 4.84 split by positions as well (one process, alternated).
 int64_t Decoder::position_parts(int64_t n) const {
-  const int64_t items = n * model_.config().n_head_kv, threads = pool_.size();
-  if (threads == 1 || items % threads == 0 || items >= kSplitItemsPerThread * threads || n > split_tokens_) return 1;
-  return std::clamp<int64_t>(min_attended_ / kMinPartPositions, 1, std::min(threads, kMaxPositionParts));
+  const int64_t threads = pool_.size();
+  if (threads == 1 || n >= kSplitItemsPerThread * threads || n > split_tokens_) return 1;
+  const int64_t wanted = (kSplitItemsPerThread * threads + n - 1) / n;
+  const int64_t most = std::clamp<int64_t>(min_attended_ / kMinPartPositions, 1, std::min(wanted, kMaxPositionParts));
+  // The most parts that give every thread as many items (3 ranges on 2
+  // threads left one idle half the time), else the most allowed.
+  for (int64_t parts = most; parts > 1; --parts)
+    if (n * parts % threads == 0) return parts;
+  return most;
 }
 
 void Decoder::eval_batch(int64_t n, float* logits, int64_t n_logits) {

@@ -106,10 +106,11 @@ class Decoder {
   bool plan_attention_blocks(int64_t n);
   // Attention of one layer by the planned items.
   void attention_in_blocks(int64_t layer);
-  // One row's query heads of KV head g over cached positions [first, last)
-  // (out, part: as VectorOps::attend_f16's). scratch: scores_per_thread_ floats.
-  void attend_row(int64_t layer, int64_t t, int64_t g, int64_t first, int64_t last, float* scratch, float* out,
-                  float* part) const;
+  // Row t's query heads of KV heads [g0, g1) over cached positions [first,
+  // last), out unnormalized with part's (max, sum) pairs ([heads][2]).
+  void attend_range(int64_t layer, int64_t t, int64_t g0, int64_t g1, int64_t first, int64_t last, float* scratch,
+                    float* out, float* part) const;
+  void normalize_heads(int64_t heads, const float* part, float* out) const;
 
   const Model& model_;
   ThreadPool& pool_;
@@ -132,10 +133,10 @@ class Decoder {
   AlignedBuffer<float> proj_;    // [B][D] attn_output / ffn_down result
   AlignedBuffer<float> gate_;    // [B][F]
   AlignedBuffer<float> up_;      // [B][F]
-  // [threads][scores_per_thread_]: attend_group's scores and, past
-  // pieces_at_, the pieces of a range that crosses blocks; or attend_block's scratch.
+  // [threads][scores_per_thread_]: attend_range's scores and, past part_at_,
+  // its (max, sum) pairs; or attend_block's scratch.
   AlignedBuffer<float> scores_;
-  int64_t scores_per_thread_ = 0, pieces_at_ = 0;
+  int64_t scores_per_thread_ = 0, part_at_ = 0;
   // Prefill's attention (attention_in_blocks): one work item per KV head and
   // block of up to block_tokens_ consecutive rows of one sequence (whose query
   // heads fill at most kAttendBlockRows lanes; 0 when a group is too wide),

@@ -41,10 +41,11 @@ void rope_rotate(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, con
 
 namespace {
 
-// x[i] = exp(x[i] - max) in place; returns {max, sum of the new x} ({-inf, 0}
-// when n = 0): softmax before its normalization.
-std::pair<float, double> exp_shifted(float* x, int64_t n) {
-  float max = -INFINITY;
+// x[i] = exp(x[i] - max) in place with max the largest of `floor` and the
+// x[i]; returns {max, sum of the new x} ({floor, 0} when n = 0): softmax
+// before its normalization.
+std::pair<float, double> exp_shifted(float* x, int64_t n, float floor = -INFINITY) {
+  float max = floor;
   for (int64_t i = 0; i < n; ++i) max = std::fmax(max, x[i]);
   double sum = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -87,12 +88,19 @@ void attend(const float* q, const T* k, const T* v, int64_t stride, int64_t n_po
   }
   if (part == nullptr) {
     softmax(scores, n_pos);
-  } else {  // exp(s - max) unnormalized, max and sum to the caller
-    const auto [max, sum] = exp_shifted(scores, n_pos);
+    std::fill(out, out + head_dim, 0.0f);
+  } else {  // exp(s - max) unnormalized, added to what out holds (part's max and sum)
+    const auto [max, sum] = exp_shifted(scores, n_pos, part[0]);
+    if (part[0] == -INFINITY) {
+      std::fill(out, out + head_dim, 0.0f);
+    } else {
+      const float alpha = std::exp(part[0] - max);
+      for (int64_t d = 0; d < head_dim; ++d) out[d] *= alpha;
+      part[1] *= alpha;
+    }
     part[0] = max;
-    part[1] = static_cast<float>(sum);
+    part[1] += static_cast<float>(sum);
   }
-  std::fill(out, out + head_dim, 0.0f);
   for (int64_t j = 0; j < n_pos; ++j)
     for (int64_t d = 0; d < head_dim; ++d) out[d] += scores[j] * to_float(v[j * stride + d]);
 }
@@ -174,7 +182,8 @@ void merge_attention_parts(const float* outs, int64_t out_stride, const float* p
     }
     const double norm = out_part != nullptr ? 1.0 : sum;
     for (int64_t p = 0; p < n_parts; ++p) {
-      // An empty part (max -inf) weighs 0; some part holds a position.
+      // An empty part (max -inf) weighs 0, its output not read; some part holds a position.
+      if (parts[p * part_stride + 2 * h] == -INFINITY) continue;
       const float w = static_cast<float>(std::exp(static_cast<double>(parts[p * part_stride + 2 * h]) - max) / norm);
       const float* op = outs + p * out_stride + h * head_dim;
       for (int64_t d = 0; d < head_dim; ++d) o[d] += w * op[d];

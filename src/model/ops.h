@@ -42,7 +42,7 @@ void attend_f32(const float* q, int64_t heads, const float* k, const float* v, i
                 int64_t head_dim, float scale, float* scores, float* out, float* part = nullptr);
 
 // The attention of `heads` heads over a range of positions from n_parts parts
-// of it (attend_f16/f32 with `part`): part p's unnormalized outputs at
+// of it (attend_f16/f32 with `part`, each starting from (-inf, 0)): part p's unnormalized outputs at
 // outs + p * out_stride ([heads][head_dim]) and its (max, sum) pairs at
 // parts + p * part_stride ([heads][2]) combine into out ([heads][head_dim]),
 // each part's share scaled by exp(its max - the overall max). With out_part,

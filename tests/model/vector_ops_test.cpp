@@ -171,12 +171,36 @@ AttentionInputs attention_inputs(int64_t heads, int64_t head_dim, int64_t n_pos,
   return a;
 }
 
+// The scalar attention of all n_pos positions (scale 1 / sqrt(head_dim)).
+void scalar_attention(const AttentionInputs& a, bool f16, int64_t heads, int64_t head_dim, int64_t n_pos,
+                      int64_t stride, float* scores, float* out) {
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  if (f16) {
+    attend_f16(a.q.data(), heads, a.k16.data(), a.v16.data(), stride, n_pos, head_dim, scale, scores, out);
+  } else {
+    attend_f32(a.q.data(), heads, a.k32.data(), a.v32.data(), stride, n_pos, head_dim, scale, scores, out);
+  }
+}
+
+// A table's attention of positions [first, last), continuing `part`.
+void attention_piece(const VectorOps& ops, const AttentionInputs& a, bool f16, int64_t heads, int64_t head_dim,
+                     int64_t first, int64_t last, int64_t stride, float* scores, float* out, float* part) {
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  if (f16) {
+    ops.attend_f16(a.q.data(), heads, a.k16.data() + first * stride, a.v16.data() + first * stride, stride,
+                   last - first, head_dim, scale, scores, out, part);
+  } else {
+    ops.attend_f32(a.q.data(), heads, a.k32.data() + first * stride, a.v32.data() + first * stride, stride,
+                   last - first, head_dim, scale, scores, out, part);
+  }
+}
+
 // Grouped-query attention: 1-9 query heads over one KV head (groups of 8, 4,
 // 2 and a single head, and their mixes), against the scalar head-by-head loop.
 TEST(VectorOps, AttentionMatchesScalar) {
   for (const VectorOps* ops : isa_tables()) {
     for (int64_t head_dim : {8, 64, 100, 128, 256}) {
-      for (int64_t n_pos : {1, 2, 17, 200}) {
+      for (int64_t n_pos : {1, 2, 17, 64, 65, 200}) {
         for (int64_t heads : {1, 2, 3, 4, 5, 8, 9}) {
           const int64_t stride = head_dim * 3 + 5;
           const auto [q, k32, v32, k16, v16] =
@@ -212,37 +236,76 @@ TEST(VectorOps, AttentionInPositionRangesMergesToTheWhole) {
     for (int64_t n_pos : {1, 7, 200}) {
       for (int64_t heads : {1, 4, 5}) {
         for (int64_t n_parts : {1, 2, 3, 8}) {
-          const auto [q, k32, v32, k16, v16] = attention_inputs(heads, head_dim, n_pos, stride, 20 + heads, 21 + n_pos);
-          const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+          const AttentionInputs in = attention_inputs(heads, head_dim, n_pos, stride, 20 + heads, 21 + n_pos);
           std::vector<float> scores(static_cast<size_t>(heads * n_pos));
           std::vector<float> want(static_cast<size_t>(heads * head_dim)), got(want.size());
           std::vector<float> outs(static_cast<size_t>(n_parts * heads * head_dim));
-          std::vector<float> parts(static_cast<size_t>(n_parts * heads * 2));
           const std::string what =
               cat(ops->isa, " heads ", heads, " n_pos ", n_pos, " in ", n_parts, " ranges");
           for (const bool f16 : {true, false}) {
-            if (f16) {
-              attend_f16(q.data(), heads, k16.data(), v16.data(), stride, n_pos, head_dim, scale, scores.data(),
-                         want.data());
-            } else {
-              attend_f32(q.data(), heads, k32.data(), v32.data(), stride, n_pos, head_dim, scale, scores.data(),
-                         want.data());
-            }
+            std::vector<float> parts(static_cast<size_t>(n_parts * heads * 2));
+            for (size_t i = 0; i < parts.size(); i += 2) parts[i] = -INFINITY;  // each range starts empty
+            scalar_attention(in, f16, heads, head_dim, n_pos, stride, scores.data(), want.data());
             for (int64_t p = 0; p < n_parts; ++p) {
               const int64_t first = n_pos * p / n_parts, last = n_pos * (p + 1) / n_parts;  // maybe empty
               float* out = outs.data() + p * heads * head_dim;
               float* part = parts.data() + p * heads * 2;
-              if (f16) {
-                ops->attend_f16(q.data(), heads, k16.data() + first * stride, v16.data() + first * stride, stride,
-                                last - first, head_dim, scale, scores.data(), out, part);
-              } else {
-                ops->attend_f32(q.data(), heads, k32.data() + first * stride, v32.data() + first * stride, stride,
-                                last - first, head_dim, scale, scores.data(), out, part);
-              }
+              attention_piece(*ops, in, f16, heads, head_dim, first, last, stride, scores.data(), out, part);
             }
             merge_attention_parts(outs.data(), heads * head_dim, parts.data(), heads * 2, n_parts, heads, head_dim,
                                   got.data());
             expect_close(got, want, 1e-5, what + (f16 ? " f16" : " f32"));
+          }
+        }
+      }
+    }
+  }
+}
+
+// Attention continued piece by piece through one out and part (the decoder
+// walks a range of positions block by block this way, the KV heads in turn
+// within each block), the pieces in order and in reverse, then divided by
+// the sum: the scalar full-range result, on every table. Keys grow with the
+// position, so later pieces raise the max (and, reversed, lower ones don't).
+TEST(VectorOps, AttentionContinuedPieceByPieceEqualsTheWhole) {
+  std::vector<const VectorOps*> tables = isa_tables();
+  tables.push_back(&scalar_vector_ops());
+  const int64_t stride = 133;
+  for (const VectorOps* ops : tables) {
+    for (int64_t head_dim : {64, 100, 128}) {
+      for (int64_t n_pos : {1, 70, 300}) {
+        for (int64_t heads : {1, 4, 5}) {
+          for (int64_t n_pieces : {1, 3, 7}) {
+            AttentionInputs in = attention_inputs(heads, head_dim, n_pos, stride, 30 + heads, 31 + n_pos);
+            for (int64_t j = 0; j < n_pos; ++j) {
+              for (int64_t d = 0; d < head_dim; ++d) {
+                const auto at = static_cast<size_t>(j * stride + d);
+                in.k32[at] += 0.02f * static_cast<float>(j) * (d % 2 == 0 ? 1.0f : -1.0f);
+                in.k16[at] = float_to_fp16(in.k32[at]);
+              }
+            }
+            std::vector<float> scores(static_cast<size_t>(heads * n_pos));
+            std::vector<float> want(static_cast<size_t>(heads * head_dim)), got(want.size());
+            for (const bool f16 : {true, false}) {
+              scalar_attention(in, f16, heads, head_dim, n_pos, stride, scores.data(), want.data());
+              for (const bool reversed : {false, true}) {
+                const std::string what = cat(ops->isa, " heads ", heads, " head_dim ", head_dim, " n_pos ", n_pos, " in ",
+                                             n_pieces, reversed ? " pieces reversed" : " pieces", f16 ? " f16" : " f32");
+                std::fill(got.begin(), got.end(), NAN);  // not read before a head's first piece
+                std::vector<float> part(static_cast<size_t>(heads * 2), 0.0f);
+                for (int64_t h = 0; h < heads; ++h) part[static_cast<size_t>(2 * h)] = -INFINITY;
+                for (int64_t i = 0; i < n_pieces; ++i) {
+                  const int64_t p = reversed ? n_pieces - 1 - i : i;
+                  const int64_t first = n_pos * p / n_pieces, last = n_pos * (p + 1) / n_pieces;  // maybe empty
+                  attention_piece(*ops, in, f16, heads, head_dim, first, last, stride, scores.data(), got.data(),
+                                  part.data());
+                }
+                for (int64_t h = 0; h < heads; ++h)
+                  for (int64_t d = 0; d < head_dim; ++d)
+                    got[static_cast<size_t>(h * head_dim + d)] /= part[static_cast<size_t>(2 * h + 1)];
+                expect_close(got, want, 1e-5, what);
+              }
+            }
           }
         }
       }

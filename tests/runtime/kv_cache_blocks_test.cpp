@@ -1,7 +1,8 @@
 // The decoder's KV cache holds positions in blocks (Decoder's kv_block), each
-// KV head's rows of a block together. Attention that crosses blocks goes piece
-// by piece and merges the pieces (decode), or chunk by chunk (prefill's
-// blocks of queries). With blocks of 64 or 128 positions, every path must give
+// KV head's rows of a block together. Decode walks a range of positions block
+// by block, each head's softmax continued from block to block, and merges the
+// ranges a step is split into over threads; prefill's blocks of queries go
+// chunk by chunk. With blocks of 64 or 128 positions, every path must give
 // the logits of a cache in one block, up to float reassociation. The model is
 // stories260K (float weights, 4 KV heads of 2, 512 positions): a BitNet
 // model's int8 activations turn a reassociation's last bit into a different
@@ -56,16 +57,16 @@ double relative_diff(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 TEST(KvCacheBlocks, SmallBlocksGiveTheLogitsOfOneBlock) {
-  ThreadPool one(1), three(3);
+  ThreadPool one(1), two(2), three(3);
   const auto model = Model::load(testing::fixture("llama2c/stories260K.bin"), LoadOptions{}, three);
   ASSERT_GE(model->n_ctx(), 340);
   ASSERT_LE(model->n_ctx(), kKvBlockPositions) << "the default must hold the context in one block";
-  // 3 threads split a decode step's items by position (2 KV heads do not
-  // spread over 3), so ranges cross blocks as parts of a longer range too.
-  ASSERT_NE(model->config().n_head_kv % three.size(), 0);
+  // 2 and 3 threads split a decode step by position: 2 into ranges of whole
+  // blocks of 64 (Decoder::attention cuts at blocks from 2 x threads x 64
+  // positions on), 3 into ranges that start and end inside blocks.
   for (const KvCacheType type : {KvCacheType::F16, KvCacheType::F32}) {
     const Logits whole = run(*model, one, type, kKvBlockPositions);
-    for (ThreadPool* pool : {&one, &three}) {
+    for (ThreadPool* pool : {&one, &two, &three}) {
       for (const int64_t block : {64, 128}) {
         SCOPED_TRACE(::testing::Message() << (type == KvCacheType::F16 ? "f16" : "f32") << " cache, " << pool->size()
                                         << " threads, blocks of " << block);
