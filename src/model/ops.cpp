@@ -166,7 +166,7 @@ void attend_f32(const float* q, int64_t heads, const float* k, const float* v, i
 }
 
 void merge_attention_parts(const float* outs, int64_t out_stride, const float* parts, int64_t part_stride,
-                           int64_t n_parts, int64_t heads, int64_t head_dim, float* out, float* out_part) {
+                           int64_t n_parts, int64_t heads, int64_t head_dim, float* out) {
   for (int64_t h = 0; h < heads; ++h) {
     float max = -INFINITY;
     for (int64_t p = 0; p < n_parts; ++p) max = std::fmax(max, parts[p * part_stride + 2 * h]);
@@ -175,16 +175,10 @@ void merge_attention_parts(const float* outs, int64_t out_stride, const float* p
       sum += std::exp(static_cast<double>(parts[p * part_stride + 2 * h]) - max) * parts[p * part_stride + 2 * h + 1];
     float* o = out + h * head_dim;
     std::fill(o, o + head_dim, 0.0f);
-    if (out_part != nullptr) {
-      out_part[2 * h] = max;
-      out_part[2 * h + 1] = static_cast<float>(sum);
-      if (max == -INFINITY) continue;  // no positions at all: out 0, as attend's
-    }
-    const double norm = out_part != nullptr ? 1.0 : sum;
     for (int64_t p = 0; p < n_parts; ++p) {
       // An empty part (max -inf) weighs 0, its output not read; some part holds a position.
       if (parts[p * part_stride + 2 * h] == -INFINITY) continue;
-      const float w = static_cast<float>(std::exp(static_cast<double>(parts[p * part_stride + 2 * h]) - max) / norm);
+      const float w = static_cast<float>(std::exp(static_cast<double>(parts[p * part_stride + 2 * h]) - max) / sum);
       const float* op = outs + p * out_stride + h * head_dim;
       for (int64_t d = 0; d < head_dim; ++d) o[d] += w * op[d];
     }

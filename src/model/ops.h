@@ -42,14 +42,12 @@ void attend_f32(const float* q, int64_t heads, const float* k, const float* v, i
                 int64_t head_dim, float scale, float* scores, float* out, float* part = nullptr);
 
 // The attention of `heads` heads over a range of positions from n_parts parts
-// of it (attend_f16/f32 with `part`, each starting from (-inf, 0)): part p's unnormalized outputs at
-// outs + p * out_stride ([heads][head_dim]) and its (max, sum) pairs at
-// parts + p * part_stride ([heads][2]) combine into out ([heads][head_dim]),
-// each part's share scaled by exp(its max - the overall max). With out_part,
-// the range is itself a part of a longer one: out is left unnormalized and
-// out_part ([heads][2]) gets the overall max and sum, as attend_f16's `part`.
+// of it (attend_f16/f32 with `part`, each part started from (-inf, 0)): part
+// p's unnormalized outputs at outs + p * out_stride ([heads][head_dim]) and its
+// (max, sum) pairs at parts + p * part_stride ([heads][2]) combine into out
+// ([heads][head_dim]), each part's share scaled by exp(its max - the overall max).
 void merge_attention_parts(const float* outs, int64_t out_stride, const float* parts, int64_t part_stride,
-                           int64_t n_parts, int64_t heads, int64_t head_dim, float* out, float* out_part = nullptr);
+                           int64_t n_parts, int64_t heads, int64_t head_dim, float* out);
 
 // These definitions as a VectorOps table ("scalar").
 const VectorOps& scalar_vector_ops();
