@@ -3,7 +3,6 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "core/aligned_buffer.h"
@@ -23,8 +22,11 @@ constexpr int kLinesPerBlock = kBlockColumns / I2sTiles::kColumns;
 constexpr int kTileBytes = 1024;   // 16 rows x 64 bytes
 // K goes in slices of this many 64-column blocks: a slice of two weight
 // tiles' unpacked codes (16 KB) stays in L1 while every token block of the
-// chunk passes, and the int32 sums go to memory between slices. Slices of 4
-// or 16 blocks ran 10-20% slower than 8 (bench/prefill_gemm_bench.cpp).
+// chunk passes, and the int32 sums go to memory between slices. Slices of 4,
+// 10, 12 or 16 blocks ran 5-25% slower than 8 (bench/prefill_gemm_bench.cpp).
+// (Whole rows of K with the sums kept in tile registers and the codes read
+// from L2 ran 25% slower than slices, though a loop of the same loads and
+// dots alone runs as fast from L2 as from L1: docs/performance.md, "Session 29".)
 constexpr int64_t kSliceBlocks = 8;
 // Tokens go in chunks whose activations stay in L2 (about this many bytes)
 // while every weight tile of the call passes over them: the 2B-4T down matrix
@@ -59,24 +61,36 @@ inline void unpack_block(const uint8_t* tile, int64_t groups, int64_t b, uint8_t
     const int64_t g = b * kLinesPerBlock + l;
     const __m512i line = g < groups ? _mm512_load_si512(tile + 64 * g) : _mm512_setzero_si512();
     uint8_t* row = out + 4 * l * 64;
+#pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) _mm512_store_si512(row + 64 * j, _mm512_and_si512(_mm512_srli_epi16(line, 2 * j), mask));
   }
 }
 
-// C[2i + j] += A_i . B_j over the slice's n blocks (activation columns
-// cols[f]): kA token blocks (rows of a[i] q_stride apart) x kB weight tiles
-// (unpacked codes b[j], kTileBytes per block). Each A and B tile loaded
-// serves two tile dots.
+// The code lines of the next slice, fetched a few per step of the tile dots
+// while the slice before them is multiplied: without it, a prefill's GEMM
+// spent about a quarter of its time waiting for codes from memory, and
+// fetching them in one burst as a slice is unpacked stalled on the core's
+// outstanding misses.
+struct CodesAhead {
+  const uint8_t* lines[2 * kSliceBlocks * kLinesPerBlock];
+  int count = 0, next = 0, per_step = 0;
+};
+
+// C[2i + j] += A_i . B_j over the slice's n blocks: kA token blocks (packed
+// activations a[i], kTileBytes per block) x kB weight tiles (unpacked codes
+// b[j], kTileBytes per block). Each A and B tile loaded serves two tile dots.
 template <int kA, int kB>
-inline void slice_dots(const int8_t* const* a, int64_t q_stride, const int64_t* cols, int64_t n, const uint8_t* const* b) {
+inline void slice_dots(const int8_t* const* a, int64_t n, const uint8_t* const* b, CodesAhead& ahead) {
   for (int64_t f = 0; f < n; ++f) {
+    for (int i = 0; i < ahead.per_step && ahead.next < ahead.count; ++i)
+      _mm_prefetch(reinterpret_cast<const char*>(ahead.lines[ahead.next++]), _MM_HINT_T0);
     _tile_loadd(6, b[0] + f * kTileBytes, 64);
     if constexpr (kB > 1) _tile_loadd(7, b[1] + f * kTileBytes, 64);
-    _tile_loadd(4, a[0] + cols[f], q_stride);
+    _tile_loadd(4, a[0] + f * kTileBytes, 64);
     _tile_dpbsud(0, 4, 6);
     if constexpr (kB > 1) _tile_dpbsud(1, 4, 7);
     if constexpr (kA > 1) {
-      _tile_loadd(5, a[1] + cols[f], q_stride);
+      _tile_loadd(5, a[1] + f * kTileBytes, 64);
       _tile_dpbsud(2, 5, 6);
       if constexpr (kB > 1) _tile_dpbsud(3, 5, 7);
     }
@@ -122,26 +136,36 @@ void i2s_amx_gemm(const SpannedTiles<I2sTiles>& tiles, int64_t tile_begin, int64
     }
   const auto F = static_cast<int64_t>(cols.size());
   const int64_t n_blocks = (tokens + kI2sAmxTokens - 1) / kI2sAmxTokens;
-  const int64_t whole = tokens / kI2sAmxTokens * kI2sAmxTokens;
-  const int rest = static_cast<int>(tokens - whole);
-  thread_local std::vector<int8_t> tail;
-  if (rest > 0) {
-    tail.assign(static_cast<size_t>(kI2sAmxTokens * q_stride), 0);
-    std::memcpy(tail.data(), q + whole * q_stride, static_cast<size_t>(rest * q_stride));
-  }
-  // Unpacked codes of a slice of two weight tiles; partial sums per token block and tile of the pair.
+  // Unpacked codes of a slice of two weight tiles; partial sums per token
+  // block and tile of the pair; the chunk's activations in tile order.
   thread_local AlignedBuffer<uint8_t> codes;
   thread_local AlignedBuffer<int32_t> partial;
+  thread_local AlignedBuffer<int8_t> packed;
   if (codes.size() < static_cast<size_t>(2 * kSliceBlocks * kTileBytes)) codes = AlignedBuffer<uint8_t>(2 * kSliceBlocks * kTileBytes);
   const int64_t chunk_blocks = std::max<int64_t>(2, kChunkBytes / (q_stride * kI2sAmxTokens) / 2 * 2);
   const auto partial_size = static_cast<size_t>((std::min(n_blocks, chunk_blocks) + 1) / 2 * 1024);
   if (partial.size() < partial_size) partial = AlignedBuffer<int32_t>(partial_size);
+  const auto packed_size = static_cast<size_t>(std::min(n_blocks, chunk_blocks) * F * kTileBytes);
+  if (packed.size() < packed_size) packed = AlignedBuffer<int8_t>(packed_size);
   alignas(64) int32_t out[1024];
 
   const TileConfig config = tile_config();
   _tile_loadconfig(&config);
   for (int64_t c0 = 0; c0 < n_blocks; c0 += chunk_blocks) {
     const int64_t c_end = std::min(n_blocks, c0 + chunk_blocks);
+    // The chunk's activations in tile order (token block, column block, 16
+    // rows of 64 bytes), so each A tile is 1 KB read in sequence: loaded
+    // from the rows in place (16 lines 2.5-7 KB apart) the GEMM ran 25-45%
+    // slower. A last partial token block is padded with zero rows.
+    for (int64_t b0 = c0; b0 < c_end; ++b0) {
+      const int64_t t0 = b0 * kI2sAmxTokens;
+      const int rows = static_cast<int>(std::min<int64_t>(kI2sAmxTokens, tokens - t0));
+      int8_t* dst = packed.data() + (b0 - c0) * F * kTileBytes;
+      for (int64_t f = 0; f < F; ++f)
+        for (int r = 0; r < kI2sAmxTokens; ++r)
+          _mm512_store_si512(dst + f * kTileBytes + 64 * r,
+                             r < rows ? _mm512_loadu_si512(q + (t0 + r) * q_stride + cols[f]) : _mm512_setzero_si512());
+    }
     for (int64_t t = tile_begin; t < tile_end; t += 2) {
       const int kB = t + 1 < tile_end ? 2 : 1;
       const uint8_t* b[2] = {codes.data(), codes.data() + kSliceBlocks * kTileBytes};
@@ -153,24 +177,33 @@ void i2s_amx_gemm(const SpannedTiles<I2sTiles>& tiles, int64_t tile_begin, int64
             unpack_block(span.tile(t + j), span.groups, block_of[f0 + f],
                          codes.data() + (j * kSliceBlocks + f) * kTileBytes);
           }
+        // The slice after this one: the next K slice of these tiles, or the first of the next pair.
+        CodesAhead ahead;
+        const int64_t next_f0 = f0 + n < F ? f0 + n : 0, next_t = f0 + n < F ? t : t + 2;
+        for (int j = 0; j < 2 && next_t + j < tile_end; ++j)
+          for (int64_t f = next_f0; f < std::min(F, next_f0 + kSliceBlocks); ++f) {
+            const I2sTiles& s = tiles.spans[static_cast<size_t>(span_of[f])];
+            for (int l = 0; l < kLinesPerBlock; ++l)
+              if (const int64_t g = block_of[f] * kLinesPerBlock + l; g < s.groups)
+                ahead.lines[ahead.count++] = s.tile(next_t + j) + 64 * g;
+          }
+        const int64_t steps = (c_end - c0 + 1) / 2 * n;
+        ahead.per_step = static_cast<int>((ahead.count + steps - 1) / steps);
         const bool first = f0 == 0, last = f0 + n == F;
         for (int64_t b0 = c0; b0 < c_end; b0 += 2) {
           const int kA = b0 + 1 < c_end ? 2 : 1;
           const int8_t* a[2];
-          for (int i = 0; i < kA; ++i) {
-            const int64_t t0 = (b0 + i) * kI2sAmxTokens;
-            a[i] = t0 < whole ? q + t0 * q_stride : tail.data();
-          }
+          for (int i = 0; i < kA; ++i) a[i] = packed.data() + ((b0 + i - c0) * F + f0) * kTileBytes;
           int32_t* c = partial.data() + (b0 - c0) / 2 * 1024;
           int32_t* dst = last ? out : c;
           if (kA == 2 && kB == 2) {
-            load_c<2, 2>(c, first), slice_dots<2, 2>(a, q_stride, cols.data() + f0, n, b), store_c<2, 2>(dst);
+            load_c<2, 2>(c, first), slice_dots<2, 2>(a, n, b, ahead), store_c<2, 2>(dst);
           } else if (kA == 2) {
-            load_c<2, 1>(c, first), slice_dots<2, 1>(a, q_stride, cols.data() + f0, n, b), store_c<2, 1>(dst);
+            load_c<2, 1>(c, first), slice_dots<2, 1>(a, n, b, ahead), store_c<2, 1>(dst);
           } else if (kB == 2) {
-            load_c<1, 2>(c, first), slice_dots<1, 2>(a, q_stride, cols.data() + f0, n, b), store_c<1, 2>(dst);
+            load_c<1, 2>(c, first), slice_dots<1, 2>(a, n, b, ahead), store_c<1, 2>(dst);
           } else {
-            load_c<1, 1>(c, first), slice_dots<1, 1>(a, q_stride, cols.data() + f0, n, b), store_c<1, 1>(dst);
+            load_c<1, 1>(c, first), slice_dots<1, 1>(a, n, b, ahead), store_c<1, 1>(dst);
           }
           if (last)
             for (int i = 0; i < kA; ++i)
