@@ -7,11 +7,13 @@
 
 #include <vector>
 
+#include "core/aligned_buffer.h"
 #include "core/rng.h"
 #include "core/thread_pool.h"
 #include "core/cpu_features.h"
 #include "kernels/dispatch.h"
 #include "kernels/i2s_amx_gemm.h"
+#include "kernels/matmul.h"
 #include "kernels/i2s_lut_gemm.h"
 #include "kernels/i2s_tile_dots.h"
 #include "kernels/i2s_tiles.h"
@@ -80,9 +82,15 @@ void BM_I2sPrefillTileDots(benchmark::State& state) {
 void BM_I2sPrefillAmx(benchmark::State& state) {
   if (!cpu_features().amx_int8) return state.SkipWithError("no AMX-INT8");
   const Problem p(state.range(0), state.range(1));
+  // The activations in tile rows, as ActivationBatch lays them out once per batch.
+  const std::vector<int64_t> cols = i2s_amx_block_columns(p.tiles);
+  const int64_t block_bytes = static_cast<int64_t>(cols.size()) * 16 * 64;
+  AlignedBuffer<int8_t> rows(static_cast<size_t>(kTokens / 16 * block_bytes));
+  for (int64_t b = 0; b < kTokens / 16; ++b)
+    ActivationBatch::lay_tile_rows(p.q.data(), p.stride, p.stride, kTokens, b, cols, rows.data() + b * block_bytes);
   int64_t sink_sum = 0;
   for (auto _ : state)
-    i2s_amx_gemm(p.tiles, 0, (p.n + 15) / 16, p.q.data(), p.stride, kTokens,
+    i2s_amx_gemm(p.tiles, 0, (p.n + 15) / 16, rows.data(), kTokens,
                  [&](int64_t, int64_t, int, const int32_t* dots) { sink_sum += dots[0]; });
   benchmark::DoNotOptimize(sink_sum);
   report(state, p);

@@ -1,3 +1,6 @@
+#include <algorithm>
+#include <cstring>
+
 #include "core/error.h"
 #include "kernels/matmul.h"
 #include "kernels/vector_ops.h"
@@ -21,6 +24,7 @@ void ActivationBatch::set(const float* x, int64_t tokens, int64_t k) {
   quantized_ = false;
   for (auto& s : group_sums_) s.valid = false;
   for (auto& t : tables_) t.valid = false;
+  tile_rows_valid_ = false;
 }
 
 void ActivationBatch::quantize(ThreadPool& pool) const {
@@ -97,6 +101,49 @@ const uint8_t* ActivationBatch::token_tables(TableKind kind) const {
   for (const auto& t : tables_)
     if (t.kind.build == kind.build && t.valid) return t.bytes.data();
   fail("activation tables used before they were built");
+}
+
+void ActivationBatch::build_tile_rows(const std::vector<int64_t>& cols, ThreadPool& pool) const {
+  if (!quantized_) fail("activation tile rows before quantization");
+  if (tile_rows_valid_) {
+    if (cols == tile_cols_) return;
+    fail("activation tile rows: two column lists for one batch of K = ", k_);
+  }
+  for (const int64_t c : cols)
+    if (c < 0 || c >= k_padded()) fail("activation tile rows: column ", c, " outside K = ", k_);
+  const auto F = static_cast<int64_t>(cols.size());
+  const int64_t blocks = (tokens_ + kTileRows - 1) / kTileRows, block_bytes = F * kTileRows * kTileRowBytes;
+  const int64_t most = (max_tokens_ + kTileRows - 1) / kTileRows * block_bytes;
+  if (tile_rows_.size() < static_cast<size_t>(most)) tile_rows_ = AlignedBuffer<int8_t>(static_cast<size_t>(most));
+  pool.parallel_for(blocks, 1, [&](int64_t begin, int64_t end, int) {
+    for (int64_t b = begin; b < end; ++b)
+      lay_tile_rows(q_.data(), k_padded(), k_padded(), tokens_, b, cols, tile_rows_.data() + b * block_bytes);
+  });
+  tile_cols_ = cols;
+  tile_rows_valid_ = true;
+}
+
+void ActivationBatch::lay_tile_rows(const int8_t* q, int64_t q_stride, int64_t row_bytes, int64_t tokens, int64_t b,
+                                    const std::vector<int64_t>& cols, int8_t* out) {
+  for (const int64_t col : cols) {
+    // A span's last block may reach past the row (spans of a whole number of
+    // 16-column lines): zeros there meet zero codes.
+    const int64_t n = std::clamp<int64_t>(row_bytes - col, 0, kTileRowBytes);
+    for (int64_t r = 0; r < kTileRows; ++r, out += kTileRowBytes) {
+      const int64_t t = b * kTileRows + r, copied = t < tokens ? n : 0;
+      if (copied == kTileRowBytes) {  // (a constant size: a few vector moves)
+        std::memcpy(out, q + t * q_stride + col, kTileRowBytes);
+      } else {
+        if (copied > 0) std::memcpy(out, q + t * q_stride + col, static_cast<size_t>(copied));
+        std::memset(out + copied, 0, static_cast<size_t>(kTileRowBytes - copied));
+      }
+    }
+  }
+}
+
+const int8_t* ActivationBatch::tile_rows(const std::vector<int64_t>& cols) const {
+  if (!tile_rows_valid_ || cols != tile_cols_) fail("activation tile rows used before they were built");
+  return tile_rows_.data();
 }
 
 }  // namespace lowbit

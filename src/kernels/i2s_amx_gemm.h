@@ -6,16 +6,22 @@
 // 16 rows, the VNNI4 order I2sTiles already has after a mask and a shift) into
 // 16 x 16 int32 sums: 16384 multiply-adds, where one vpdpbusd does 64.
 //
-// Tile loads from L2 bound it, not the dots (16384 multiply-adds in ~20
+// Feeding the tiles bounds it, not the dots (16384 multiply-adds in ~20
 // cycles from L1). So each step multiplies 2 token blocks by 2 weight tiles
 // (4 dots per 4 loads), and K goes in slices of 512 columns: a slice of two
 // weight tiles' codes, unpacked to bytes once per token chunk, stays in L1
 // while the chunk's token blocks pass over it; only the activations come from
-// L2. 512 tokens on one core ran at 31-35% of the tile peak, against 19-21%
-// with one weight tile and 4 token blocks over the whole K (docs/performance.md, "Session 26").
+// L2, laid out by ActivationBatch in tile rows (each A tile 1 KB in sequence;
+// loaded from q's rows in place, 16 lines 2.5-7 KB apart, the GEMM ran 25-45%
+// slower), and the next slice's codes are prefetched a few lines per step (a
+// prefill waited a quarter of its GEMM time for codes from memory). 128
+// tokens on one core: 42-46% of the tile peak, against 29-40% before those
+// two (docs/performance.md, "Session 29"; 19-21% with one weight tile and 4
+// token blocks over the whole K, "Session 26").
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/function_ref.h"
 #include "kernels/i2s_tiles.h"
@@ -30,10 +36,23 @@ inline constexpr int kI2sAmxTokens = 16;  // tokens per tile of activations
 // r < 16 (codes t + 1: the caller subtracts each token's sum of q).
 using I2sAmxSink = FunctionRef<void(int64_t tile, int64_t t0, int tokens, const int32_t* dots /* [16][16] */)>;
 
+// The first activation column of each 64-column block the GEMM multiplies:
+// the blocks of every span in turn (a span's last block may be partial).
+inline std::vector<int64_t> i2s_amx_block_columns(const SpannedTiles<I2sTiles>& tiles) {
+  constexpr int64_t kLinesPerBlock = 64 / I2sTiles::kColumns;
+  std::vector<int64_t> cols;
+  for (size_t s = 0; s < tiles.spans.size(); ++s)
+    for (int64_t b = 0; b < (tiles.spans[s].groups + kLinesPerBlock - 1) / kLinesPerBlock; ++b)
+      cols.push_back(tiles.starts[s] + 64 * b);
+  return cols;
+}
+
 // Tiles [tile_begin, tile_end) of `tiles` (K columns in spans) times `tokens`
-// rows of q (q_stride apart, readable and zero past K up to a multiple of 64). Needs AMX-INT8 with the process's permission for tile data
-// (CpuFeatures::amx_int8); each call configures and releases the tiles.
-void i2s_amx_gemm(const SpannedTiles<I2sTiles>& tiles, int64_t tile_begin, int64_t tile_end, const int8_t* q,
-                  int64_t q_stride, int64_t tokens, I2sAmxSink sink);
+// tokens' activations in tile rows (ActivationBatch::tile_rows for
+// i2s_amx_block_columns(tiles)). Needs AMX-INT8 with the process's permission
+// for tile data (CpuFeatures::amx_int8); each call configures and releases
+// the tiles.
+void i2s_amx_gemm(const SpannedTiles<I2sTiles>& tiles, int64_t tile_begin, int64_t tile_end, const int8_t* tile_rows,
+                  int64_t tokens, I2sAmxSink sink);
 
 }  // namespace lowbit

@@ -87,6 +87,13 @@ class I2sMatmul final : public TernaryMatmul {
         amx_(pick_isa(cpu).amx),
         tiles_(w.rows, w.cols, kLineColumns, kMaxSpanLines) {
     for_each_ternary_row(w, s, pool, I2sTiles::kRows, [&](int64_t r, const int8_t* t) { tiles_.set_row(r, t); });
+    if (amx_) amx_cols_ = i2s_amx_block_columns(tiles_);
+  }
+
+  // AMX reads the activations in tile rows, laid out once per batch on the
+  // pool (and shared by the matrices of one input, q, k and v).
+  void prepare(const ActivationBatch& in, ThreadPool& pool) const override {
+    if (amx_ && amx_tokens(in.tokens()) > 0) in.build_tile_rows(amx_cols_, pool);
   }
 
   int64_t weight_bytes() const override { return tiles_.bytes(); }
@@ -102,7 +109,7 @@ class I2sMatmul final : public TernaryMatmul {
       write_rows(tile, in, t0, tokens, dots, y, /*codes=*/amx_);
     };
     if (n > 0 && lut_) i2s_lut_gemm_avx2(tiles_, cols_, begin, end, in.q(), in.k_padded(), n, sink);
-    if (n > 0 && amx_) i2s_amx_gemm(tiles_, begin, end, in.q(), in.k_padded(), n, sink);
+    if (n > 0 && amx_) i2s_amx_gemm(tiles_, begin, end, in.tile_rows(amx_cols_), n, sink);
 #endif
     forward_tokens(in, y, begin, end, n);
   }
@@ -143,6 +150,7 @@ class I2sMatmul final : public TernaryMatmul {
   bool lut_;
   bool amx_;
   SpannedTiles<I2sTiles> tiles_;
+  std::vector<int64_t> amx_cols_;  // i2s_amx_block_columns(tiles_), with AMX
 };
 
 }  // namespace

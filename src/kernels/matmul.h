@@ -72,6 +72,20 @@ class ActivationBatch {
   static constexpr int kTableKinds = 2;
   void build_token_tables(TableKind kind, ThreadPool& pool) const;
   const uint8_t* token_tables(TableKind kind) const;
+  // q in the order of AMX tile loads (i2s_amx_gemm.h): per block of 16
+  // tokens, per entry c of `cols` (first columns of 64-column blocks), the 16
+  // tokens' q[cols[c] .. + 64) one after another, rows past the last token
+  // zero: [ceil(tokens / 16)][cols.size()][16][64]. Built on the pool after
+  // quantize() for one list of columns (a no-op when built for the same
+  // list; another list before set() fails: every matrix reading one batch
+  // has the same K), kept until set(). The buffer grows on first use only.
+  static constexpr int kTileRows = 16, kTileRowBytes = 64;
+  void build_tile_rows(const std::vector<int64_t>& cols, ThreadPool& pool) const;
+  const int8_t* tile_rows(const std::vector<int64_t>& cols) const;
+  // Block b of tile rows from `tokens` rows of q (row_bytes long, q_stride
+  // apart) into out (cols.size() x 16 x 64 bytes); bytes past a row read as 0.
+  static void lay_tile_rows(const int8_t* q, int64_t q_stride, int64_t row_bytes, int64_t tokens, int64_t b,
+                            const std::vector<int64_t>& cols, int8_t* out);
 
  private:
   const float* x_ = nullptr;
@@ -93,6 +107,9 @@ class ActivationBatch {
     AlignedBuffer<uint8_t> bytes;      // [max_tokens][bytes_per_token(max_k)]
   };
   mutable Tables tables_[kTableKinds];
+  mutable std::vector<int64_t> tile_cols_;  // the list tile_rows_ was built for
+  mutable bool tile_rows_valid_ = false;
+  mutable AlignedBuffer<int8_t> tile_rows_;
 };
 
 class Matmul {

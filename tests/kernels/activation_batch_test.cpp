@@ -1,6 +1,7 @@
 // ActivationBatch's per-group sums: the S_g every up-convert matrix reads,
 // computed once per input and group size, kept side by side for matrices of
-// different formats, forgotten when the input changes.
+// different formats, forgotten when the input changes. And its tile rows, the
+// AMX GEMM's order of q.
 #include "kernels/matmul.h"
 
 #include <gtest/gtest.h>
@@ -69,6 +70,41 @@ TEST(ActivationBatch, GroupSumsRejectGroupsThatDoNotFit) {
   in.quantize(pool);
   for (int64_t g : {16, 32, 64, 128, 256, 512, 1024, 2048}) in.group_sums(g);
   EXPECT_THROW(in.group_sums(4096), Error) << "a ninth size at once";
+}
+
+// Tile rows: per block of 16 tokens and per listed column, 16 rows of 64
+// bytes; rows past the last token and bytes past the padded row are zero
+// (a span's last block may reach past K). Built for one column list per
+// input, forgotten by set().
+TEST(ActivationBatch, TileRowsHoldEachBlockOfColumnsForSixteenTokens) {
+  ThreadPool pool(2);
+  const int64_t tokens = 19, k = 200;  // 2 blocks, the second 3 tokens; rows padded to 256
+  ActivationBatch in(32, 256);
+  const auto x = random_input(tokens * k, 9);
+  in.set(x.data(), tokens, k);
+  const std::vector<int64_t> cols = {0, 64, 100, 224};  // 100: unaligned; 224: 32 bytes past the row
+  EXPECT_THROW(in.build_tile_rows(cols, pool), Error);  // before quantization
+  in.quantize(pool);
+  in.build_tile_rows(cols, pool);
+  const int8_t* rows = in.tile_rows(cols);
+  for (int64_t b = 0; b < 2; ++b)
+    for (size_t c = 0; c < cols.size(); ++c)
+      for (int64_t r = 0; r < 16; ++r)
+        for (int64_t i = 0; i < 64; ++i) {
+          const int64_t t = 16 * b + r, col = cols[c] + i;
+          const int8_t want = t < tokens && col < in.k_padded() ? in.q()[t * in.k_padded() + col] : 0;
+          ASSERT_EQ(rows[((b * 4 + static_cast<int64_t>(c)) * 16 + r) * 64 + i], want)
+              << "block " << b << " column " << col << " row " << r;
+        }
+  in.build_tile_rows(cols, pool);  // the same list: kept
+  EXPECT_THROW(in.build_tile_rows({0, 128}, pool), Error);  // another list for this input
+  EXPECT_THROW(in.tile_rows({0, 128}), Error);
+  in.set(x.data(), tokens, k);  // new input: forgotten
+  EXPECT_THROW(in.tile_rows(cols), Error);
+  in.quantize(pool);
+  EXPECT_THROW(in.build_tile_rows({0, 256}, pool), Error);  // a column outside the row
+  in.build_tile_rows({0, 128}, pool);
+  EXPECT_EQ(in.tile_rows({0, 128})[16 * 64 + 5], in.q()[128 + 5]);  // block 0, column 128, token 0
 }
 
 }  // namespace

@@ -5,9 +5,11 @@
 #include <cstring>
 #include <vector>
 
+#include "core/aligned_buffer.h"
 #include "core/half.h"
 #include "kernels/dispatch.h"
 #include "kernels/i2s_amx_gemm.h"
+#include "kernels/matmul.h"
 #include "kernels/i2s_lut_gemm.h"
 #include "kernels/i2s_matmul.h"
 #include "kernels/i2s_tile_dots.h"
@@ -227,13 +229,24 @@ TEST(I2sKernel, LookupGemmGivesExactSignedDots) {
 // blocks (a last one alone), token counts that end mid block (zero-padded),
 // activations at -128 and +127 everywhere, and chunks of tokens (at K = 6912
 // a chunk is 8 blocks: 150 tokens make two; at 9088, 6: 70 tokens make one, 150 two).
+// q's rows (stride bytes) as the AMX GEMM reads them (ActivationBatch::build_tile_rows).
+AlignedBuffer<int8_t> amx_tile_rows(const SpannedTiles<I2sTiles>& tiles, const int8_t* q, int64_t stride, int64_t tokens) {
+  const std::vector<int64_t> cols = i2s_amx_block_columns(tiles);
+  const int64_t blocks = (tokens + 15) / 16, block_bytes = static_cast<int64_t>(cols.size()) * 16 * 64;
+  AlignedBuffer<int8_t> rows(static_cast<size_t>(blocks * block_bytes));
+  for (int64_t b = 0; b < blocks; ++b)
+    ActivationBatch::lay_tile_rows(q, stride, stride, tokens, b, cols, rows.data() + b * block_bytes);
+  return rows;
+}
+
 TEST(I2sKernel, AmxGemmGivesExactCodeDots) {
   if (!cpu_features().amx_int8) GTEST_SKIP() << "no AMX-INT8 (or no permission for tile data): the AMX GEMM cannot run here";
   expect_exact_gemm_dots({{16, 64, 16}, {33, 400, 17}, {21, 640, 5}, {40, 6912, 150}, {16, 9088, 70}, {48, 9088, 150}}, 5,
                          kI2sAmxTokens, /*codes=*/true,
                          [](const SpannedTiles<I2sTiles>& tiles, int64_t /* k */, int64_t begin, int64_t end,
                             const int8_t* q, int64_t stride, int64_t tokens, I2sAmxSink sink) {
-                           i2s_amx_gemm(tiles, begin, end, q, stride, tokens, sink);
+                           const auto rows = amx_tile_rows(tiles, q, stride, tokens);
+                           i2s_amx_gemm(tiles, begin, end, rows.data(), tokens, sink);
                          });
 }
 

@@ -121,51 +121,34 @@ inline void store_c(int32_t* c) {
 
 }  // namespace
 
-void i2s_amx_gemm(const SpannedTiles<I2sTiles>& tiles, int64_t tile_begin, int64_t tile_end, const int8_t* q,
-                  int64_t q_stride, int64_t tokens, I2sAmxSink sink) {
+void i2s_amx_gemm(const SpannedTiles<I2sTiles>& tiles, int64_t tile_begin, int64_t tile_end, const int8_t* tile_rows,
+                  int64_t tokens, I2sAmxSink sink) {
   if (tile_begin >= tile_end || tokens <= 0) return;
-  // The column blocks of all spans in order: activation column, span, block.
-  // Per-thread scratch, grown on first use.
-  thread_local std::vector<int64_t> cols, span_of, block_of;
-  cols.clear(), span_of.clear(), block_of.clear();
+  // The span and block of each column block (tile_rows' order). Per-thread
+  // scratch, grown on first use.
+  thread_local std::vector<int64_t> span_of, block_of;
+  span_of.clear(), block_of.clear();
   for (size_t s = 0; s < tiles.spans.size(); ++s)
     for (int64_t b = 0; b < (tiles.spans[s].groups + kLinesPerBlock - 1) / kLinesPerBlock; ++b) {
-      cols.push_back(tiles.starts[s] + kBlockColumns * b);
       span_of.push_back(static_cast<int64_t>(s));
       block_of.push_back(b);
     }
-  const auto F = static_cast<int64_t>(cols.size());
+  const auto F = static_cast<int64_t>(span_of.size());
   const int64_t n_blocks = (tokens + kI2sAmxTokens - 1) / kI2sAmxTokens;
   // Unpacked codes of a slice of two weight tiles; partial sums per token
-  // block and tile of the pair; the chunk's activations in tile order.
+  // block and tile of the pair.
   thread_local AlignedBuffer<uint8_t> codes;
   thread_local AlignedBuffer<int32_t> partial;
-  thread_local AlignedBuffer<int8_t> packed;
   if (codes.size() < static_cast<size_t>(2 * kSliceBlocks * kTileBytes)) codes = AlignedBuffer<uint8_t>(2 * kSliceBlocks * kTileBytes);
-  const int64_t chunk_blocks = std::max<int64_t>(2, kChunkBytes / (q_stride * kI2sAmxTokens) / 2 * 2);
+  const int64_t chunk_blocks = std::max<int64_t>(2, kChunkBytes / (F * kTileBytes) / 2 * 2);
   const auto partial_size = static_cast<size_t>((std::min(n_blocks, chunk_blocks) + 1) / 2 * 1024);
   if (partial.size() < partial_size) partial = AlignedBuffer<int32_t>(partial_size);
-  const auto packed_size = static_cast<size_t>(std::min(n_blocks, chunk_blocks) * F * kTileBytes);
-  if (packed.size() < packed_size) packed = AlignedBuffer<int8_t>(packed_size);
   alignas(64) int32_t out[1024];
 
   const TileConfig config = tile_config();
   _tile_loadconfig(&config);
   for (int64_t c0 = 0; c0 < n_blocks; c0 += chunk_blocks) {
     const int64_t c_end = std::min(n_blocks, c0 + chunk_blocks);
-    // The chunk's activations in tile order (token block, column block, 16
-    // rows of 64 bytes), so each A tile is 1 KB read in sequence: loaded
-    // from the rows in place (16 lines 2.5-7 KB apart) the GEMM ran 25-45%
-    // slower. A last partial token block is padded with zero rows.
-    for (int64_t b0 = c0; b0 < c_end; ++b0) {
-      const int64_t t0 = b0 * kI2sAmxTokens;
-      const int rows = static_cast<int>(std::min<int64_t>(kI2sAmxTokens, tokens - t0));
-      int8_t* dst = packed.data() + (b0 - c0) * F * kTileBytes;
-      for (int64_t f = 0; f < F; ++f)
-        for (int r = 0; r < kI2sAmxTokens; ++r)
-          _mm512_store_si512(dst + f * kTileBytes + 64 * r,
-                             r < rows ? _mm512_loadu_si512(q + (t0 + r) * q_stride + cols[f]) : _mm512_setzero_si512());
-    }
     for (int64_t t = tile_begin; t < tile_end; t += 2) {
       const int kB = t + 1 < tile_end ? 2 : 1;
       const uint8_t* b[2] = {codes.data(), codes.data() + kSliceBlocks * kTileBytes};
@@ -193,7 +176,7 @@ void i2s_amx_gemm(const SpannedTiles<I2sTiles>& tiles, int64_t tile_begin, int64
         for (int64_t b0 = c0; b0 < c_end; b0 += 2) {
           const int kA = b0 + 1 < c_end ? 2 : 1;
           const int8_t* a[2];
-          for (int i = 0; i < kA; ++i) a[i] = packed.data() + ((b0 + i - c0) * F + f0) * kTileBytes;
+          for (int i = 0; i < kA; ++i) a[i] = tile_rows + ((b0 + i) * F + f0) * kTileBytes;
           int32_t* c = partial.data() + (b0 - c0) / 2 * 1024;
           int32_t* dst = last ? out : c;
           if (kA == 2 && kB == 2) {
