@@ -15,7 +15,7 @@
 // loaded from q's rows in place, 16 lines 2.5-7 KB apart, the GEMM ran 25-45%
 // slower), and the next slice's codes are prefetched a few lines per step (a
 // prefill waited a quarter of its GEMM time for codes from memory). 128
-// tokens on one core: 42-46% of the tile peak, against 29-40% before those
+// tokens on one core: 38-43% of the tile peak, against 29-40% before those
 // two (docs/performance.md, "Session 29"; 19-21% with one weight tile and 4
 // token blocks over the whole K, "Session 26").
 #pragma once
