@@ -76,8 +76,8 @@ struct CodesAhead {
   int count = 0, next = 0, per_step = 0;
 };
 
-// C[2i + j] += A_i . B_j over the slice's n blocks: kA token blocks (packed
-// activations a[i], kTileBytes per block) x kB weight tiles (unpacked codes
+// C[2i + j] += A_i . B_j over the slice's n blocks: kA token blocks (tile
+// rows a[i], kTileBytes per block) x kB weight tiles (unpacked codes
 // b[j], kTileBytes per block). Each A and B tile loaded serves two tile dots.
 template <int kA, int kB>
 inline void slice_dots(const int8_t* const* a, int64_t n, const uint8_t* const* b, CodesAhead& ahead) {
