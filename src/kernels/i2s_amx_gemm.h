@@ -36,14 +36,22 @@ inline constexpr int kI2sAmxTokens = 16;  // tokens per tile of activations
 // r < 16 (codes t + 1: the caller subtracts each token's sum of q).
 using I2sAmxSink = FunctionRef<void(int64_t tile, int64_t t0, int tokens, const int32_t* dots /* [16][16] */)>;
 
-// The first activation column of each 64-column block the GEMM multiplies:
-// the blocks of every span in turn (a span's last block may be partial).
-inline std::vector<int64_t> i2s_amx_block_columns(const SpannedTiles<I2sTiles>& tiles) {
+// The 64-column blocks the GEMM multiplies, in its order (the order of tile
+// rows): the blocks of every span in turn, a span's last one possibly partial.
+// fn(column, span, block): the block's first activation column, its span and
+// its index within the span.
+template <class Fn>
+void for_each_i2s_amx_block(const SpannedTiles<I2sTiles>& tiles, Fn&& fn) {
   constexpr int64_t kLinesPerBlock = 64 / I2sTiles::kColumns;
-  std::vector<int64_t> cols;
   for (size_t s = 0; s < tiles.spans.size(); ++s)
     for (int64_t b = 0; b < (tiles.spans[s].groups + kLinesPerBlock - 1) / kLinesPerBlock; ++b)
-      cols.push_back(tiles.starts[s] + 64 * b);
+      fn(tiles.starts[s] + 64 * b, static_cast<int64_t>(s), b);
+}
+
+// The first activation column of each block (ActivationBatch::build_tile_rows' list).
+inline std::vector<int64_t> i2s_amx_block_columns(const SpannedTiles<I2sTiles>& tiles) {
+  std::vector<int64_t> cols;
+  for_each_i2s_amx_block(tiles, [&](int64_t col, int64_t, int64_t) { cols.push_back(col); });
   return cols;
 }
 

@@ -128,11 +128,10 @@ void i2s_amx_gemm(const SpannedTiles<I2sTiles>& tiles, int64_t tile_begin, int64
   // scratch, grown on first use.
   thread_local std::vector<int64_t> span_of, block_of;
   span_of.clear(), block_of.clear();
-  for (size_t s = 0; s < tiles.spans.size(); ++s)
-    for (int64_t b = 0; b < (tiles.spans[s].groups + kLinesPerBlock - 1) / kLinesPerBlock; ++b) {
-      span_of.push_back(static_cast<int64_t>(s));
-      block_of.push_back(b);
-    }
+  for_each_i2s_amx_block(tiles, [&](int64_t, int64_t span, int64_t block) {
+    span_of.push_back(span);
+    block_of.push_back(block);
+  });
   const auto F = static_cast<int64_t>(span_of.size());
   const int64_t n_blocks = (tokens + kI2sAmxTokens - 1) / kI2sAmxTokens;
   // Unpacked codes of a slice of two weight tiles; partial sums per token
