@@ -63,4 +63,12 @@ inline std::vector<int64_t> i2s_amx_block_columns(const SpannedTiles<I2sTiles>& 
 void i2s_amx_gemm(const SpannedTiles<I2sTiles>& tiles, int64_t tile_begin, int64_t tile_end, const int8_t* tile_rows,
                   int64_t tokens, I2sAmxSink sink);
 
+// One sink call's floats: y[t * y_stride + r] = float(dots[16 t + r] - sum[t])
+// * (scale / act_scale[t]) for t < tokens, r < rows (both <= 16), bitwise
+// TernaryMatmul::write_rows for codes. On AVX-512 (any CPU with AMX has it):
+// write_rows, compiled for the baseline, took a quarter as long as the GEMM
+// itself in a prefill (docs/performance.md, "Session 30").
+void i2s_amx_write_rows(const int32_t* dots /* [16][16] */, int tokens, int rows, const int32_t* sum,
+                        const float* act_scale, float scale, float* y, int64_t y_stride);
+
 }  // namespace lowbit

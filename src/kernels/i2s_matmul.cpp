@@ -2,6 +2,8 @@
 // activations by vpdpbusd (or vpmaddubsw), lossless like bitnet.cpp's I2_S.
 #include "kernels/i2s_matmul.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "kernels/i2s_amx_gemm.h"
 #include "kernels/i2s_lut_gemm.h"
@@ -105,11 +107,19 @@ class I2sMatmul final : public TernaryMatmul {
     const int64_t n = lut_ ? lut_tokens(in.tokens()) : amx_ ? amx_tokens(in.tokens()) : 0;
 #if LOWBIT_X86_KERNELS
     // The lookup GEMM gives signed dots, AMX the dots of the codes t + 1.
-    const auto sink = [&](int64_t tile, int64_t t0, int tokens, const int32_t* dots) {
-      write_rows(tile, in, t0, tokens, dots, y, /*codes=*/amx_);
-    };
-    if (n > 0 && lut_) i2s_lut_gemm_avx2(tiles_, cols_, begin, end, in.q(), in.k_padded(), n, sink);
-    if (n > 0 && amx_) i2s_amx_gemm(tiles_, begin, end, in.tile_rows(amx_cols_), n, sink);
+    if (n > 0 && lut_)
+      i2s_lut_gemm_avx2(tiles_, cols_, begin, end, in.q(), in.k_padded(), n,
+                        [&](int64_t tile, int64_t t0, int tokens, const int32_t* dots) {
+                          write_rows(tile, in, t0, tokens, dots, y, /*codes=*/false);
+                        });
+    if (n > 0 && amx_)
+      i2s_amx_gemm(tiles_, begin, end, in.tile_rows(amx_cols_), n,
+                   [&](int64_t tile, int64_t t0, int tokens, const int32_t* dots) {
+                     const int64_t r0 = tile * I2sTiles::kRows;
+                     const int rows = static_cast<int>(std::min<int64_t>(I2sTiles::kRows, rows_ - r0));
+                     i2s_amx_write_rows(dots, tokens, rows, in.sum() + t0, in.scale() + t0, weight_scale(),
+                                        y + t0 * rows_ + r0, rows_);
+                   });
 #endif
     forward_tokens(in, y, begin, end, n);
   }

@@ -49,6 +49,8 @@ class TernaryMatmul : public Matmul {
 
   std::string tensor_name_;
 
+  float weight_scale() const { return scale_; }
+
   // y rows of one tile from its int32 dots [tokens][tile_rows]: dots of
   // codes (sum(q) subtracted) when `codes`, else signed dots.
   void write_rows(int64_t tile, const ActivationBatch& in, int64_t t0, int tokens, const int32_t* dots, float* y,

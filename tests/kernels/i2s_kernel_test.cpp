@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -248,6 +249,41 @@ TEST(I2sKernel, AmxGemmGivesExactCodeDots) {
                            const auto rows = amx_tile_rows(tiles, q, stride, tokens);
                            i2s_amx_gemm(tiles, begin, end, rows.data(), tokens, sink);
                          });
+}
+
+// The AMX path's floats from one block of dots, bitwise the scalar rescale
+// (TernaryMatmul::write_rows for codes), for every count of rows and tokens
+// up to 16 (masked loads and stores), dots and sums at the int32 extremes,
+// and activation scales from tiny to huge. Nothing past the rows is written.
+TEST(I2sKernel, AmxWriteRowsRescaleBitwise) {
+  if (!cpu_features().has_avx512_level()) GTEST_SKIP() << "no AVX-512: the AMX rescale cannot run here";
+  Rng rng(3);
+  const int64_t stride = 21;
+  const float scale = 0.8125f;
+  for (int tokens = 1; tokens <= 16; ++tokens)
+    for (int rows = 1; rows <= 16; ++rows) {
+      int32_t dots[256];
+      int32_t sum[16];
+      float act_scale[16];
+      for (int i = 0; i < 256; ++i)
+        dots[i] = i % 7 == 0 ? (i % 2 ? INT32_MAX / 2 : INT32_MIN / 2) : static_cast<int32_t>(rng.below(2000001)) - 1000000;
+      for (int t = 0; t < 16; ++t) {
+        sum[t] = t % 5 == 0 ? INT32_MIN / 2 + 1 : static_cast<int32_t>(rng.below(20001)) - 10000;
+        act_scale[t] = std::ldexp(1.0f + static_cast<float>(rng.below(1000)) / 1000.0f, static_cast<int>(rng.below(60)) - 30);
+      }
+      std::vector<float> y(static_cast<size_t>(16 * stride), -7.0f);
+      i2s_amx_write_rows(dots, tokens, rows, sum, act_scale, scale, y.data(), stride);
+      for (int t = 0; t < 16; ++t)
+        for (int r = 0; r < stride; ++r) {
+          const float got = y[static_cast<size_t>(t * stride + r)];
+          if (t < tokens && r < rows) {
+            const float inv = scale / act_scale[t] * 1.0f;
+            ASSERT_EQ(got, static_cast<float>(dots[16 * t + r] - sum[t]) * inv) << tokens << " tokens, " << rows << " rows";
+          } else {
+            ASSERT_EQ(got, -7.0f) << "written past the block: token " << t << " row " << r;
+          }
+        }
+    }
 }
 
 // Its int16 sums at their bound: every weight +1 or -1 and every activation

@@ -200,4 +200,17 @@ void i2s_amx_gemm(const SpannedTiles<I2sTiles>& tiles, int64_t tile_begin, int64
   _tile_release();
 }
 
+void i2s_amx_write_rows(const int32_t* dots, int tokens, int rows, const int32_t* sum, const float* act_scale,
+                        float scale, float* y, int64_t y_stride) {
+  const auto token_mask = static_cast<__mmask16>((1u << tokens) - 1);
+  const auto row_mask = static_cast<__mmask16>((1u << rows) - 1);
+  // Every token's scale / act_scale in one division (the lanes past `tokens` unused).
+  alignas(64) float inv[16];
+  _mm512_store_ps(inv, _mm512_div_ps(_mm512_set1_ps(scale), _mm512_maskz_loadu_ps(token_mask, act_scale)));
+  for (int t = 0; t < tokens; ++t) {
+    const __m512i d = _mm512_sub_epi32(_mm512_loadu_si512(dots + 16 * t), _mm512_set1_epi32(sum[t]));
+    _mm512_mask_storeu_ps(y + t * y_stride, row_mask, _mm512_mul_ps(_mm512_cvtepi32_ps(d), _mm512_set1_ps(inv[t])));
+  }
+}
+
 }  // namespace lowbit
