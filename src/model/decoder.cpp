@@ -182,6 +182,16 @@ void Decoder::rms_norm_rows(const float* x, const float* weight, int64_t n, int6
   });
 }
 
+void Decoder::add_norm_rows(float* x, const float* delta, const float* weight, int64_t n, int64_t dim, float* out) {
+  const float eps = model_.config().rms_eps;
+  pool_.parallel_for(n, 1, [&](int64_t begin, int64_t end, int) {
+    for (int64_t t = begin; t < end; ++t) {
+      ops_.add(x + t * dim, delta + t * dim, dim);
+      ops_.rms_norm(x + t * dim, weight, dim, eps, out + t * dim);
+    }
+  });
+}
+
 // RoPE on q and k, then each row's k and v into its sequence's cache at its position.
 void Decoder::store_kv(int64_t layer, int64_t n) {
   const ModelConfig& c = model_.config();
@@ -432,8 +442,10 @@ void Decoder::eval_batch(int64_t n, float* logits, int64_t n_logits) {
   attention_blocks_ = plan_attention_blocks(n);
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const LayerWeights& L = model_.layers()[static_cast<size_t>(l)];
-    // Attention block.
-    rms_norm_rows(x, L.attn_norm.data(), n, D, xn);
+    // Attention block, after the previous layer's residual add (proj_ holds
+    // its feed-forward output).
+    if (l == 0) rms_norm_rows(x, L.attn_norm.data(), n, D, xn);
+    else add_norm_rows(x, proj_.data(), L.attn_norm.data(), n, D, xn);
     act_.set(xn, n, D);
     end_stage(P::kNorms);
     matmuls({&L.wq, &L.wk, &L.wv}, act_, {q_.data(), k_.data(), v_.data()});
@@ -446,10 +458,9 @@ void Decoder::eval_batch(int64_t n, float* logits, int64_t n_logits) {
     end_stage(P::kNorms);
     matmul(L.wo, act_, proj_.data());
     end_stage(P::kAttnOut, bytes(L.wo));
-    ops_.add(x, proj_.data(), n * D);
 
-    // Feed-forward block.
-    rms_norm_rows(x, L.ffn_norm.data(), n, D, xn);
+    // Feed-forward block, after the attention's residual add.
+    add_norm_rows(x, proj_.data(), L.ffn_norm.data(), n, D, xn);
     act_.set(xn, n, D);
     end_stage(P::kNorms);
     matmuls({&L.w_gate, &L.w_up}, act_, {gate_.data(), up_.data()});
@@ -465,7 +476,12 @@ void Decoder::eval_batch(int64_t n, float* logits, int64_t n_logits) {
     end_stage(P::kFfnAct);
     matmul(L.w_down, act_, proj_.data());
     end_stage(P::kDown, bytes(L.w_down));
-    ops_.add(x, proj_.data(), n * D);
+  }
+  // The last layer's residual add (the others' went into the next layer's norm).
+  if (c.n_layer > 0) {
+    pool_.parallel_for(n, 1, [&](int64_t begin, int64_t end, int) {
+      ops_.add(x + begin * D, proj_.data() + begin * D, (end - begin) * D);
+    });
   }
   if (logits == nullptr || n_logits == 0) return;
   // The wanted rows, normed side by side.

@@ -98,6 +98,10 @@ class Decoder {
   // x[t]), on the pool.
   void rms_norm_rows(const float* x, const float* weight, int64_t n, int64_t dim, float* out,
                      const int64_t* rows = nullptr);
+  // x += delta (the residual add), then out = rms_norm(x), row by row on the
+  // pool: one pass over each row while it is in cache, where an add over the
+  // whole batch on one thread went before (the same float operations).
+  void add_norm_rows(float* x, const float* delta, const float* weight, int64_t n, int64_t dim, float* out);
   void store_kv(int64_t layer, int64_t n);
   void attention(int64_t layer, int64_t n);
   // The batch's attention work items when it has a run of kMinBlockTokens or
