@@ -27,24 +27,40 @@ void ActivationBatch::set(const float* x, int64_t tokens, int64_t k) {
   tile_rows_valid_ = false;
 }
 
-void ActivationBatch::quantize(ThreadPool& pool) const {
-  if (quantized_) return;
+void ActivationBatch::quantize_row(int64_t t) const {
   // The vectorized quantization is bit for bit the reference's.
-  static const auto quantize_row = [] {
+  static const auto quantize = [] {
     const VectorOps* v = vector_ops();
     return v != nullptr ? v->quantize_absmax : quantize_activations_absmax_ref;
   }();
   const int64_t kp = k_padded();
+  int8_t* q = q_.data() + t * kp;
+  const ActivationRowQuant r = quantize(x_ + t * k_, k_, q);
+  for (int64_t i = k_; i < kp; ++i) q[i] = 0;
+  scale_[t] = r.scale;
+  sum_[t] = r.sum;
+}
+
+void ActivationBatch::quantize(ThreadPool& pool) const {
+  if (quantized_) return;
   pool.parallel_for(tokens_, 1, [&](int64_t begin, int64_t end, int) {
-    for (int64_t t = begin; t < end; ++t) {
-      int8_t* q = q_.data() + t * kp;
-      const ActivationRowQuant r = quantize_row(x_ + t * k_, k_, q);
-      for (int64_t i = k_; i < kp; ++i) q[i] = 0;
-      scale_[t] = r.scale;
-      sum_[t] = r.sum;
-    }
+    for (int64_t t = begin; t < end; ++t) quantize_row(t);
   });
   quantized_ = true;  // the group sums were invalidated by set(), the only way to new q
+}
+
+void ActivationBatch::make_rows(ThreadPool& pool, bool quantize, FunctionRef<void(int64_t t)> make) const {
+  pool.parallel_for(tokens_, 1, [&](int64_t begin, int64_t end, int) {
+    for (int64_t t = begin; t < end; ++t) {
+      make(t);
+      if (quantize) quantize_row(t);
+    }
+  });
+  // New rows: whatever was derived from the old ones is gone (as after set()).
+  quantized_ = quantize;
+  for (auto& s : group_sums_) s.valid = false;
+  for (auto& t : tables_) t.valid = false;
+  tile_rows_valid_ = false;
 }
 
 const int32_t* ActivationBatch::group_sums(int64_t group) const {

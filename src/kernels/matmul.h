@@ -46,6 +46,12 @@ class ActivationBatch {
   // Per-token int8 quantization: q [tokens][k_padded], scale [tokens], sum [tokens].
   // k_padded() = k rounded up to 64, zero-filled, so kernels may read whole vectors.
   void quantize(ThreadPool& pool) const;
+  // Runs make(t) for every token t on the pool and, where `quantize`,
+  // quantizes row t right after it (the same q as quantize()), while the row
+  // make(t) has just written is in cache: as a pass of its own over a long
+  // prompt, the quantization read its rows back from L3 (docs/performance.md,
+  // "Session 30"). make writes row t of x() (set() before).
+  void make_rows(ThreadPool& pool, bool quantize, FunctionRef<void(int64_t t)> make) const;
   const int8_t* q() const { return q_.data(); }
   const float* scale() const { return scale_.data(); }
   const int32_t* sum() const { return sum_.data(); }
@@ -88,6 +94,8 @@ class ActivationBatch {
                             const std::vector<int64_t>& cols, int8_t* out);
 
  private:
+  void quantize_row(int64_t t) const;
+
   const float* x_ = nullptr;
   int64_t tokens_ = 0, k_ = 0;
   int64_t max_tokens_ = 0, max_k_ = 0;

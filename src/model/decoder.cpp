@@ -173,23 +173,9 @@ void Decoder::matmuls(const Linear* const (&ls)[N], const ActivationBatch& in, f
     if (ls[i]->out_scale != 1.0f) ops_.scale(ys[i], in.tokens() * ls[i]->matmul->rows(), ls[i]->out_scale);
 }
 
-void Decoder::rms_norm_rows(const float* x, const float* weight, int64_t n, int64_t dim, float* out,
-                            const int64_t* rows) {
-  const float eps = model_.config().rms_eps;
-  pool_.parallel_for(n, 1, [&](int64_t begin, int64_t end, int) {
-    for (int64_t t = begin; t < end; ++t)
-      ops_.rms_norm(x + (rows != nullptr ? rows[t] : t) * dim, weight, dim, eps, out + t * dim);
-  });
-}
-
-void Decoder::add_norm_rows(float* x, const float* delta, const float* weight, int64_t n, int64_t dim, float* out) {
-  const float eps = model_.config().rms_eps;
-  pool_.parallel_for(n, 1, [&](int64_t begin, int64_t end, int) {
-    for (int64_t t = begin; t < end; ++t) {
-      ops_.add(x + t * dim, delta + t * dim, dim);
-      ops_.rms_norm(x + t * dim, weight, dim, eps, out + t * dim);
-    }
-  });
+void Decoder::make_input(float* out, int64_t n, int64_t dim, bool int8, FunctionRef<void(int64_t t)> make) {
+  act_.set(out, n, dim);
+  act_.make_rows(pool_, int8, make);
 }
 
 // RoPE on q and k, then each row's k and v into its sequence's cache at its position.
@@ -440,39 +426,45 @@ void Decoder::eval_batch(int64_t n, float* logits, int64_t n_logits) {
   const auto bytes = [&](const Linear& l) { return profile_ != nullptr ? l.matmul->weight_bytes() : 0; };
 
   attention_blocks_ = plan_attention_blocks(n);
+  const float eps = c.rms_eps;
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const LayerWeights& L = model_.layers()[static_cast<size_t>(l)];
     // Attention block, after the previous layer's residual add (proj_ holds
     // its feed-forward output).
-    if (l == 0) rms_norm_rows(x, L.attn_norm.data(), n, D, xn);
-    else add_norm_rows(x, proj_.data(), L.attn_norm.data(), n, D, xn);
-    act_.set(xn, n, D);
+    make_input(xn, n, D, reads_int8({&L.wq, &L.wk, &L.wv}), [&](int64_t t) {
+      if (l > 0) ops_.add(x + t * D, proj_.data() + t * D, D);
+      ops_.rms_norm(x + t * D, L.attn_norm.data(), D, eps, xn + t * D);
+    });
     end_stage(P::kNorms);
     matmuls({&L.wq, &L.wk, &L.wv}, act_, {q_.data(), k_.data(), v_.data()});
     end_stage(P::kQkv, bytes(L.wq) + bytes(L.wk) + bytes(L.wv));
     store_kv(l, n);
     attention(l, n);
     end_stage(P::kAttention);
-    if (c.sub_norms) rms_norm_rows(att_.data(), L.attn_sub_norm.data(), n, Q, att_.data());
-    act_.set(att_.data(), n, Q);
+    float* att = att_.data();
+    if (c.sub_norms) {
+      make_input(att, n, Q, reads_int8({&L.wo}),
+                 [&](int64_t t) { ops_.rms_norm(att + t * Q, L.attn_sub_norm.data(), Q, eps, att + t * Q); });
+    } else {
+      act_.set(att, n, Q);
+    }
     end_stage(P::kNorms);
     matmul(L.wo, act_, proj_.data());
     end_stage(P::kAttnOut, bytes(L.wo));
 
     // Feed-forward block, after the attention's residual add.
-    add_norm_rows(x, proj_.data(), L.ffn_norm.data(), n, D, xn);
-    act_.set(xn, n, D);
+    make_input(xn, n, D, reads_int8({&L.w_gate, &L.w_up}), [&](int64_t t) {
+      ops_.add(x + t * D, proj_.data() + t * D, D);
+      ops_.rms_norm(x + t * D, L.ffn_norm.data(), D, eps, xn + t * D);
+    });
     end_stage(P::kNorms);
     matmuls({&L.w_gate, &L.w_up}, act_, {gate_.data(), up_.data()});
     end_stage(P::kGateUp, bytes(L.w_gate) + bytes(L.w_up));
-    pool_.parallel_for(n, 1, [&](int64_t begin, int64_t end, int) {
-      for (int64_t t = begin; t < end; ++t) {
-        float* g = gate_.data() + t * F;
-        gate_fn(g, up_.data() + t * F, F);
-        if (c.sub_norms) ops_.rms_norm(g, L.ffn_sub_norm.data(), F, c.rms_eps, g);
-      }
+    make_input(gate_.data(), n, F, reads_int8({&L.w_down}), [&](int64_t t) {
+      float* g = gate_.data() + t * F;
+      gate_fn(g, up_.data() + t * F, F);
+      if (c.sub_norms) ops_.rms_norm(g, L.ffn_sub_norm.data(), F, eps, g);
     });
-    act_.set(gate_.data(), n, F);
     end_stage(P::kFfnAct);
     matmul(L.w_down, act_, proj_.data());
     end_stage(P::kDown, bytes(L.w_down));
@@ -485,8 +477,9 @@ void Decoder::eval_batch(int64_t n, float* logits, int64_t n_logits) {
   }
   if (logits == nullptr || n_logits == 0) return;
   // The wanted rows, normed side by side.
-  rms_norm_rows(x, model_.output_norm().data(), n_logits, D, xn, logit_rows_.data());
-  act_.set(xn, n_logits, D);
+  make_input(xn, n_logits, D, reads_int8({&model_.output()}), [&](int64_t t) {
+    ops_.rms_norm(x + logit_rows_[static_cast<size_t>(t)] * D, model_.output_norm().data(), D, eps, xn + t * D);
+  });
   end_stage(P::kNorms);
   matmul(model_.output(), act_, logits);
   end_stage(P::kHead, bytes(model_.output()));

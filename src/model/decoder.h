@@ -94,14 +94,21 @@ class Decoder {
   void matmuls(const Linear* const (&ls)[N], const ActivationBatch& in, float* const (&ys)[N]);
   // Closes the stage that started at stage_start_ (a no-op without a profile).
   void end_stage(DecodeProfile::Stage stage, int64_t bytes = 0);
-  // out[t] = rms_norm(x[rows[t]]) for n rows of `dim` floats (rows == nullptr:
-  // x[t]), on the pool.
-  void rms_norm_rows(const float* x, const float* weight, int64_t n, int64_t dim, float* out,
-                     const int64_t* rows = nullptr);
-  // x += delta (the residual add), then out = rms_norm(x), row by row on the
-  // pool: one pass over each row while it is in cache, where an add over the
-  // whole batch on one thread went before (the same float operations).
-  void add_norm_rows(float* x, const float* delta, const float* weight, int64_t n, int64_t dim, float* out);
+  // The input of the next matmuls: act_ set to n rows of `dim` floats at
+  // out, which make(t) writes (row t) on the pool; each row is quantized as
+  // soon as it is made where `int8` (any of those matmuls reads int8
+  // activations: reads_int8), while it is in cache. The norms and the
+  // feed-forward activation make their rows this way, with the residual add
+  // before a norm in the same pass over the row (one pass each, where an add
+  // over the whole batch on one thread and the quantization's own pass went
+  // before; the same float operations and the same q).
+  void make_input(float* out, int64_t n, int64_t dim, bool int8, FunctionRef<void(int64_t t)> make);
+  template <size_t N>
+  static bool reads_int8(const Linear* const (&ls)[N]) {
+    for (const Linear* l : ls)
+      if (l->matmul->uses_int8_activations()) return true;
+    return false;
+  }
   void store_kv(int64_t layer, int64_t n);
   void attention(int64_t layer, int64_t n);
   // The batch's attention work items when it has a run of kMinBlockTokens or

@@ -107,5 +107,46 @@ TEST(ActivationBatch, TileRowsHoldEachBlockOfColumnsForSixteenTokens) {
   EXPECT_EQ(in.tile_rows({0, 128})[16 * 64 + 5], in.q()[128 + 5]);  // block 0, column 128, token 0
 }
 
+// Rows made and quantized in one pass (make_rows, as the decoder's norms make
+// the next matmuls' input): the same q, scales and sums as quantize() over the
+// finished rows, bit for bit; what was derived from earlier rows forgotten;
+// without quantization, the rows made and quantize() still to come.
+TEST(ActivationBatch, RowsMadeAndQuantizedInOnePassMatchQuantize) {
+  ThreadPool pool(2);
+  const int64_t tokens = 37, k = 208;  // rows padded to 256; groups of 16
+  ActivationBatch made(64, 256), after(64, 256);
+  const auto src = random_input(tokens * k, 11);
+  std::vector<float> x(src.size(), 0.0f);
+  after.set(src.data(), tokens, k);
+  after.quantize(pool);
+
+  made.set(x.data(), tokens, k);
+  made.quantize(pool);  // of the zeros: replaced below
+  made.group_sums(16);
+  std::vector<int> calls(static_cast<size_t>(tokens), 0);
+  made.make_rows(pool, /*quantize=*/true, [&](int64_t t) {
+    ++calls[static_cast<size_t>(t)];
+    for (int64_t i = 0; i < k; ++i) x[static_cast<size_t>(t * k + i)] = src[static_cast<size_t>(t * k + i)];
+  });
+  for (int c : calls) ASSERT_EQ(c, 1);
+  ASSERT_TRUE(made.quantized());
+  for (int64_t t = 0; t < tokens; ++t) {
+    ASSERT_EQ(made.scale()[t], after.scale()[t]) << "token " << t;
+    ASSERT_EQ(made.sum()[t], after.sum()[t]) << "token " << t;
+    for (int64_t i = 0; i < made.k_padded(); ++i)
+      ASSERT_EQ(made.q()[t * made.k_padded() + i], after.q()[t * after.k_padded() + i]) << "token " << t << " column " << i;
+  }
+  expect_sums(made, 16);  // recomputed from the new q
+
+  made.make_rows(pool, /*quantize=*/false, [&](int64_t t) { x[static_cast<size_t>(t * k)] += 1.0f; });
+  EXPECT_FALSE(made.quantized());
+  EXPECT_THROW(made.group_sums(16), Error);
+  made.quantize(pool);
+  std::vector<int8_t> q0(static_cast<size_t>(k));
+  const ActivationRowQuant r0 = quantize_activations_absmax_ref(x.data(), k, q0.data());
+  EXPECT_EQ(made.scale()[0], r0.scale);
+  for (int64_t i = 0; i < k; ++i) ASSERT_EQ(made.q()[i], q0[static_cast<size_t>(i)]) << "column " << i;
+}
+
 }  // namespace
 }  // namespace lowbit
