@@ -21,6 +21,10 @@ void ActivationBatch::set(const float* x, int64_t tokens, int64_t k) {
   x_ = x;
   tokens_ = tokens;
   k_ = k;
+  forget_derived();
+}
+
+void ActivationBatch::forget_derived() const {
   quantized_ = false;
   for (auto& s : group_sums_) s.valid = false;
   for (auto& t : tables_) t.valid = false;
@@ -57,10 +61,8 @@ void ActivationBatch::make_rows(ThreadPool& pool, bool quantize, FunctionRef<voi
     }
   });
   // New rows: whatever was derived from the old ones is gone (as after set()).
+  forget_derived();
   quantized_ = quantize;
-  for (auto& s : group_sums_) s.valid = false;
-  for (auto& t : tables_) t.valid = false;
-  tile_rows_valid_ = false;
 }
 
 const int32_t* ActivationBatch::group_sums(int64_t group) const {

@@ -95,6 +95,8 @@ class ActivationBatch {
 
  private:
   void quantize_row(int64_t t) const;
+  // Marks q and everything derived from it (group sums, tables, tile rows) stale.
+  void forget_derived() const;
 
   const float* x_ = nullptr;
   int64_t tokens_ = 0, k_ = 0;
