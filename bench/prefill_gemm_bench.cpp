@@ -59,10 +59,8 @@ void BM_I2sPrefillLookup(benchmark::State& state) {
 }
 
 // The tile dots as TernaryMatmul drives them: 8 tokens per call, spans of a tile in turn.
-void BM_I2sPrefillTileDots(benchmark::State& state) {
-  if (!cpu_features().has_avx2_level()) return state.SkipWithError("no AVX2");
+void time_tile_dots(benchmark::State& state, I2sTileDots dots) {
   const Problem p(state.range(0), state.range(1));
-  const I2sTileDots dots = i2s_tile_dots_avx2(false);
   int32_t out[16 * kI2sMaxTokens];
   int64_t sink_sum = 0;
   for (auto _ : state)
@@ -76,6 +74,20 @@ void BM_I2sPrefillTileDots(benchmark::State& state) {
         }
   benchmark::DoNotOptimize(sink_sum);
   report(state, p);
+}
+
+// Plain AVX2 (vpmaddubsw).
+void BM_I2sPrefillTileDots(benchmark::State& state) {
+  if (!cpu_features().has_avx2_level()) return state.SkipWithError("no AVX2");
+  time_tile_dots(state, i2s_tile_dots_avx2(false));
+}
+
+// AVX-512 VNNI (vpdpbusd), with the prefetch the model uses on Intel: prefill
+// on AVX-512 CPUs without AMX (e.g. Zen 4 and 5).
+void BM_I2sPrefillTileDotsAvx512Vnni(benchmark::State& state) {
+  if (!cpu_features().has_avx512_level() || !cpu_features().avx512vnni)
+    return state.SkipWithError("no AVX-512 VNNI");
+  time_tile_dots(state, i2s_tile_dots_avx512(true, !cpu_features().vendor_amd));
 }
 
 // The AMX GEMM (CPUs with AMX-INT8) over the same tiles and tokens.
@@ -119,6 +131,7 @@ const auto kShapes = [](benchmark::internal::Benchmark* b) {
 };
 BENCHMARK(BM_I2sPrefillLookup)->Apply(kShapes);
 BENCHMARK(BM_I2sPrefillTileDots)->Apply(kShapes);
+BENCHMARK(BM_I2sPrefillTileDotsAvx512Vnni)->Apply(kShapes);
 BENCHMARK(BM_I2sPrefillAmx)->Apply(kShapes);
 BENCHMARK(BM_I2sPrefillReference)->Args({2560, 2560})->Iterations(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 

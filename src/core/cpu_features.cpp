@@ -1,6 +1,9 @@
 #include "core/cpu_features.h"
 
 #include <cstdint>
+#include <cstdlib>
+
+#include "core/error.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -85,34 +88,78 @@ CpuFeatures detect() { return CpuFeatures{}; }
 
 }  // namespace
 
+namespace {
+
+// Every feature flag with its name, in describe()'s order.
+struct NamedFeature {
+  const char* name;
+  bool CpuFeatures::*flag;
+};
+constexpr NamedFeature kNamedFeatures[] = {
+    {"avx2", &CpuFeatures::avx2},
+    {"fma", &CpuFeatures::fma},
+    {"f16c", &CpuFeatures::f16c},
+    {"bmi2", &CpuFeatures::bmi2},
+    {"avx_vnni", &CpuFeatures::avx_vnni},
+    {"avx_vnni_int8", &CpuFeatures::avx_vnni_int8},
+    {"avx512f", &CpuFeatures::avx512f},
+    {"avx512bw", &CpuFeatures::avx512bw},
+    {"avx512vl", &CpuFeatures::avx512vl},
+    {"avx512dq", &CpuFeatures::avx512dq},
+    {"avx512vnni", &CpuFeatures::avx512vnni},
+    {"avx512vbmi", &CpuFeatures::avx512vbmi},
+    {"avx512bf16", &CpuFeatures::avx512bf16},
+    {"amx_int8", &CpuFeatures::amx_int8},
+    {"neon", &CpuFeatures::neon},
+    {"dotprod", &CpuFeatures::neon_dotprod},
+};
+
+CpuFeatures detect_allowed() {
+  const char* disable = std::getenv("LOWBIT_CPU_DISABLE");
+  if (disable == nullptr) return detect();
+  try {
+    return without_features(detect(), disable);
+  } catch (const Error& e) {
+    fail("LOWBIT_CPU_DISABLE: ", e.what());
+  }
+}
+
+}  // namespace
+
 std::string CpuFeatures::describe() const {
   std::string s;
-  auto add = [&](bool on, const char* name) {
-    if (!on) return;
+  for (const NamedFeature& f : kNamedFeatures) {
+    if (!(this->*f.flag)) continue;
     if (!s.empty()) s += ' ';
-    s += name;
-  };
-  add(avx2, "avx2");
-  add(fma, "fma");
-  add(f16c, "f16c");
-  add(bmi2, "bmi2");
-  add(avx_vnni, "avx_vnni");
-  add(avx_vnni_int8, "avx_vnni_int8");
-  add(avx512f, "avx512f");
-  add(avx512bw, "avx512bw");
-  add(avx512vl, "avx512vl");
-  add(avx512dq, "avx512dq");
-  add(avx512vnni, "avx512vnni");
-  add(avx512vbmi, "avx512vbmi");
-  add(avx512bf16, "avx512bf16");
-  add(amx_int8, "amx_int8");
-  add(neon, "neon");
-  add(neon_dotprod, "dotprod");
+    s += f.name;
+  }
   return s.empty() ? "scalar" : s;
 }
 
+CpuFeatures without_features(CpuFeatures f, const std::string& names) {
+  size_t at = 0;
+  while (at < names.size()) {
+    const size_t end = names.find_first_of(", ", at);
+    const std::string name = names.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    at = end == std::string::npos ? names.size() : end + 1;
+    if (name.empty()) continue;
+    bool known = false;
+    for (const NamedFeature& n : kNamedFeatures) {
+      if (name != n.name) continue;
+      f.*n.flag = false;
+      known = true;
+    }
+    if (!known) {
+      std::string all;
+      for (const NamedFeature& n : kNamedFeatures) all += cat(all.empty() ? "" : ", ", n.name);
+      fail("unknown CPU feature '", name, "' (known: ", all, ")");
+    }
+  }
+  return f;
+}
+
 const CpuFeatures& cpu_features() {
-  static const CpuFeatures features = detect();
+  static const CpuFeatures features = detect_allowed();
   return features;
 }
 

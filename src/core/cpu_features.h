@@ -49,6 +49,15 @@ struct CpuFeatures {
   std::string describe() const;  // "avx2 fma f16c avx512f ..."
 };
 
+// f with the features named in `names` turned off: names as describe() spells
+// them, separated by commas or spaces ("amx_int8,avx512f"). An unknown name ->
+// Error listing the known ones.
+CpuFeatures without_features(CpuFeatures f, const std::string& names);
+
+// The detected features, less those named in the environment variable
+// LOWBIT_CPU_DISABLE (read once). It lets one machine time the paths another
+// would take: LOWBIT_CPU_DISABLE=amx_int8 runs prefill as a CPU without AMX
+// does (e.g. the Zen 5 the targets name). `lowbit cpu` prints what is left.
 const CpuFeatures& cpu_features();
 
 }  // namespace lowbit

@@ -28,30 +28,58 @@ void group_sums(const float* x, int64_t groups, int64_t n, float* out) {
   }
 }
 
+struct FloatIsa {
+  const char* name;
+  FloatTileDots dots;
+  FloatRowDequantize dequantize;
+  FloatTileDots f32_dots;
+  // A 4-row tile of 4 tokens needs 21 vector registers: AVX2's 16 take 3
+  // tokens at a time (0.59 against 0.88 cycles per 8 weight-tokens on a Zen 3:
+  // float_tile_tokens).
+  int tile_tokens;
+  FloatPanelGemm panel;
+  int lanes;         // floats per vector: tokens per packed vector of panel's x
+  int panel_tokens;  // tokens from which panel beats the tiles (measured: see FloatMatmul::forward)
+};
+
 class FloatMatmul final : public Matmul {
  public:
-  FloatMatmul(const WeightView& w, FloatTileDots dots, FloatRowDequantize dequantize, FloatTileDots f32_dots,
-              int tile_tokens, const std::string& kernel_name, ThreadPool& pool)
+  FloatMatmul(const WeightView& w, const FloatIsa& isa, const std::string& kernel_name, ThreadPool& pool)
       : Matmul(w.rows, w.cols),
         name_(w.name),
-        dots_(dots),
-        tile_tokens_(tile_tokens),
-        dequantize_(dequantize),
-        f32_dots_(f32_dots),
-        blocks_(w.cols / ggml_type_info(w.type).block_size),
+        float_rows_(is_float_type(w.type)),
+        dots_(isa.dots),
+        f32_dots_(isa.f32_dots),
+        tile_tokens_(isa.tile_tokens),
+        dequantize_(isa.dequantize),
+        panel_(isa.panel),
+        lanes_(isa.lanes),
+        panel_tokens_(isa.panel_tokens),
+        block_size_(ggml_type_info(w.type).block_size),
+        block_bytes_(ggml_type_info(w.type).block_bytes),
         row_bytes_(ggml_row_bytes(w.type, w.cols)),
         weights_(copy_rows(w, row_bytes_, pool)),
         kernel_name_(kernel_name),
         xsum_group_(float_xsum_group(w.type)) {
-    // Every type whose tiles read x sums dequantizes for many tokens, so only
-    // the few-token calls below need them.
-    if (xsum_group_ > 0 && dequantize_ == nullptr) fail("tensor ", name_, ": kernel ", kernel_name, " has no dequantizer");
+    // Many tokens go through panels of dequantized rows (so only the
+    // few-token calls below read x sums).
+    if (dequantize_ == nullptr || panel_ == nullptr) fail("tensor ", name_, ": kernel ", kernel_name, " has no dequantizer");
   }
 
   std::string kernel_name() const override { return kernel_name_; }
   bool uses_int8_activations() const override { return false; }
   int64_t weight_bytes() const override { return row_bytes_ * rows_; }
 
+  // 1 to 4 tokens: one FloatTileDots call per chunk of rows (which may read
+  // several rows at once, far apart). A few more: tile by tile, the tile's
+  // rows in L1 (the k-quants dequantized to floats first) while each block of
+  // tile_tokens_ tokens passes over them. From panel_tokens_ on:
+  // FloatPanelGemm, tokens in the lanes. On an Intel Xeon (one thread, a
+  // 16384 x 2560 matrix; docs/performance.md "Session 31") the AVX-512 panels
+  // ran F16 and Q4_K at 1.1-1.3x the tiles' multiply-adds per second at 12 to
+  // 16 tokens and 1.4-2.9x from 32 on, yet 0.8x at 8 (half the lanes empty):
+  // 12 on. With AVX2 (8 lanes) 0.85-0.9x at 8 and 12 tokens, 1.15-2x from 16:
+  // 16 on (NEON too, unmeasured).
   void forward(const ActivationBatch& in, float* y, ThreadPool& pool) const override {
     if (in.k() != cols_) fail("tensor ", name_, ": input has ", in.k(), " features, matrix has ", cols_);
     // Tiles of few tokens with an offset per sub-block (Q2_K, Q4_K, Q5_K,
@@ -67,78 +95,104 @@ class FloatMatmul final : public Matmul {
         group_sums(in.x() + t * cols_, groups, xsum_group_, xsum_buffer.data() + t * groups);
       xsum = xsum_buffer.data();
     }
+    // Panels read x packed with the tokens in the lanes, a vector of tokens
+    // per chunk of the pool. Grown once per calling thread; the pool's threads
+    // have thread_locals of their own, so they take this one's by pointer.
+    const bool panels = in.tokens() >= panel_tokens_;
+    thread_local AlignedBuffer<float> packed;
+    const int64_t vectors = (in.tokens() + lanes_ - 1) / lanes_;
+    if (panels && packed.size() < static_cast<size_t>(vectors * lanes_ * cols_))
+      packed = AlignedBuffer<float>(static_cast<size_t>(vectors * lanes_ * cols_));
+    float* const xt = packed.data();
+    if (panels)
+      pool.parallel_for(vectors, 1, [&](int64_t begin, int64_t end, int) {
+        for (int64_t v = begin; v < end; ++v) pack_tokens(in, v, xt + v * lanes_ * cols_);
+      });
     const int64_t tiles = (rows_ + kFloatTileRows - 1) / kFloatTileRows;
     // Many chunks per thread: dynamic balance across fast and slow cores.
     const int64_t chunk = std::max<int64_t>(1, tiles / (16 * pool.size()));
     pool.parallel_for(tiles, chunk, [&](int64_t begin, int64_t end, int) {
-      if (in.tokens() <= kFloatTileTokens) {  // one call for the chunk's rows: it may read several at once
-        const int64_t r0 = begin * kFloatTileRows, r1 = std::min(rows_, end * kFloatTileRows);
-        dots_(weights_.data() + r0 * row_bytes_, row_bytes_, static_cast<int>(r1 - r0), in.x(), cols_,
-              xsum, static_cast<int>(in.tokens()), cols_, y + r0, rows_);
-        return;
-      }
-      // k-quant rows for many tokens: a tile's rows dequantized once, into
-      // floats exactly as the reference gives them, then the F32 tile. Grown
-      // once per thread.
-      thread_local AlignedBuffer<float> tile_floats;
-      if (dequantize_ != nullptr && tile_floats.size() < static_cast<size_t>(kFloatTileRows * cols_))
-        tile_floats = AlignedBuffer<float>(static_cast<size_t>(kFloatTileRows * cols_));
-      for (int64_t tile = begin; tile < end; ++tile) {
-        const int64_t r0 = tile * kFloatTileRows;
-        const int rows = static_cast<int>(std::min<int64_t>(kFloatTileRows, rows_ - r0));
-        if (dequantize_ != nullptr) {
-          for (int r = 0; r < rows; ++r)
-            dequantize_(weights_.data() + (r0 + r) * row_bytes_, blocks_, tile_floats.data() + r * cols_);
-          const auto* tile_rows = reinterpret_cast<const uint8_t*>(tile_floats.data());
-          for (int64_t t0 = 0; t0 < in.tokens(); t0 += tile_tokens_) {
-            const int tokens = static_cast<int>(std::min<int64_t>(tile_tokens_, in.tokens() - t0));
-            f32_dots_(tile_rows, cols_ * 4, rows, in.x() + t0 * cols_, cols_, nullptr, tokens, cols_,
-                      y + t0 * rows_ + r0, rows_);
-          }
-          continue;
-        }
-        // A tile's rows stay in L1 while every token block passes over them.
-        for (int64_t t0 = 0; t0 < in.tokens(); t0 += tile_tokens_) {
-          const int tokens = static_cast<int>(std::min<int64_t>(tile_tokens_, in.tokens() - t0));
-          dots_(weights_.data() + r0 * row_bytes_, row_bytes_, rows, in.x() + t0 * cols_, cols_, nullptr, tokens, cols_,
-                y + t0 * rows_ + r0, rows_);
+      const int64_t r0 = begin * kFloatTileRows, r1 = std::min(rows_, end * kFloatTileRows);
+      if (in.tokens() <= kFloatTileTokens) {
+        dots_(weights_.data() + r0 * row_bytes_, row_bytes_, static_cast<int>(r1 - r0), in.x(), cols_, xsum,
+              static_cast<int>(in.tokens()), cols_, y + r0, rows_);
+      } else if (!panels) {
+        forward_tiles(in, y, r0, r1);
+      } else {
+        // Blocks of kFloatPanelTokens tokens, each over panels of
+        // kFloatPanelRows rows (a panel's chunk converted or dequantized once
+        // for the block's tokens).
+        for (int64_t t0 = 0; t0 < in.tokens(); t0 += kFloatPanelTokens) {
+          const int tokens = static_cast<int>(std::min<int64_t>(kFloatPanelTokens, in.tokens() - t0));
+          for (int64_t p = r0; p < r1; p += kFloatPanelRows)
+            panel_(weights_.data() + p * row_bytes_, row_bytes_, static_cast<int>(std::min<int64_t>(kFloatPanelRows, r1 - p)),
+                   dequantize_, block_size_, block_bytes_, xt + t0 * cols_, tokens, cols_, y + t0 * rows_ + p, rows_);
         }
       }
     });
   }
 
  private:
+  // Rows [r0, r1) tile by tile for a few more tokens than one call takes.
+  void forward_tiles(const ActivationBatch& in, float* y, int64_t r0, int64_t r1) const {
+    // The k-quants' tile dequantized once, into floats exactly as the
+    // reference gives them, then the F32 tile. Grown once per thread.
+    thread_local AlignedBuffer<float> tile_floats;
+    if (!float_rows_ && tile_floats.size() < static_cast<size_t>(kFloatTileRows * cols_))
+      tile_floats = AlignedBuffer<float>(static_cast<size_t>(kFloatTileRows * cols_));
+    for (int64_t r = r0; r < r1; r += kFloatTileRows) {
+      const int rows = static_cast<int>(std::min<int64_t>(kFloatTileRows, r1 - r));
+      const uint8_t* tile = weights_.data() + r * row_bytes_;
+      int64_t tile_bytes = row_bytes_;
+      FloatTileDots dots = dots_;
+      if (!float_rows_) {
+        for (int i = 0; i < rows; ++i)
+          dequantize_(weights_.data() + (r + i) * row_bytes_, cols_ / block_size_, tile_floats.data() + i * cols_);
+        tile = reinterpret_cast<const uint8_t*>(tile_floats.data());
+        tile_bytes = cols_ * 4;
+        dots = f32_dots_;
+      }
+      for (int64_t t0 = 0; t0 < in.tokens(); t0 += tile_tokens_) {
+        const int tokens = static_cast<int>(std::min<int64_t>(tile_tokens_, in.tokens() - t0));
+        dots(tile, tile_bytes, rows, in.x() + t0 * cols_, cols_, nullptr, tokens, cols_, y + t0 * rows_ + r, rows_);
+      }
+    }
+  }
+
+  // Token vector v of `in` as FloatPanelGemm reads it: k steps of lanes_ floats.
+  void pack_tokens(const ActivationBatch& in, int64_t v, float* xt) const {
+    const int64_t t0 = v * lanes_, n = std::min<int64_t>(lanes_, in.tokens() - t0);
+    if (n < lanes_) std::fill(xt, xt + lanes_ * cols_, 0.0f);
+    for (int64_t j = 0; j < n; ++j) {
+      const float* x = in.x() + (t0 + j) * cols_;
+      for (int64_t i = 0; i < cols_; ++i) xt[i * lanes_ + j] = x[i];
+    }
+  }
+
   std::string name_;  // the tensor's, for errors
-  FloatTileDots dots_;
-  int tile_tokens_;  // tokens per tile call when there are many: what fits the ISA's registers
-  FloatRowDequantize dequantize_;  // the k-quants: many tokens go through f32_dots_
-  FloatTileDots f32_dots_;
-  int64_t blocks_;  // per row
+  bool float_rows_;                // F32, F16, BF16: the tiles read the rows as stored
+  FloatTileDots dots_;             // 1 to kFloatTileTokens tokens
+  FloatTileDots f32_dots_;         // the k-quants' tiles, dequantized, for a few more
+  int tile_tokens_;                // tokens per tile call beyond one call's: what fits the registers
+  FloatRowDequantize dequantize_;  // from panel_tokens_ on: panels of rows in floats ...
+  FloatPanelGemm panel_;           // ... times the tokens, packed
+  int lanes_;                      // tokens per packed vector: the ISA's floats per vector
+  int panel_tokens_;
+  int64_t block_size_, block_bytes_;  // the type's values and bytes per block
   int64_t row_bytes_;
   AlignedBuffer<uint8_t> weights_;  // [rows][row_bytes] as in the file
   std::string kernel_name_;
   int64_t xsum_group_;  // float_xsum_group: 0, 16 or 32
 };
 
-struct FloatIsa {
-  const char* name;
-  FloatTileDots dots;
-  FloatRowDequantize dequantize;
-  FloatTileDots f32_dots;
-  // A 4-row tile of 4 tokens needs 21 vector registers: AVX2's 16 take 3
-  // tokens at a time (0.59 against 0.88 cycles per 8 weight-tokens on a Zen 3:
-  // float_tile_tokens).
-  int tile_tokens;
-};
-
 FloatIsa pick_isa(GgmlType type, const CpuFeatures& cpu) {
 #if LOWBIT_X86_KERNELS
   if (cpu.has_avx512_level())
     return {"avx512", float_tile_dots_avx512(type, float_prefetch_for(cpu.vendor_amd)), float_row_dequantize_avx512(type),
-            float_tile_dots_avx512(GgmlType::F32, FloatPrefetch::None), 4};
+            float_tile_dots_avx512(GgmlType::F32, FloatPrefetch::None), 4, float_panel_gemm_avx512(), 16, 12};
   if (cpu.has_avx2_level())
     return {"avx2", float_tile_dots_avx2(type, float_prefetch_for(cpu.vendor_amd)), float_row_dequantize_avx2(type),
-            float_tile_dots_avx2(GgmlType::F32, FloatPrefetch::None), 3};
+            float_tile_dots_avx2(GgmlType::F32, FloatPrefetch::None), 3, float_panel_gemm_avx2(), 8, 16};
 #endif
 #if LOWBIT_NEON_KERNELS
   // NEON's 8-lane vectors are register pairs: 2 tokens keep a 4-row tile's
@@ -146,9 +200,9 @@ FloatIsa pick_isa(GgmlType type, const CpuFeatures& cpu) {
   // registers (not measured on Arm hardware).
   if (cpu.has_neon_level())
     return {"neon", float_tile_dots_neon(type, FloatPrefetch::None), float_row_dequantize_neon(type),
-            float_tile_dots_neon(GgmlType::F32, FloatPrefetch::None), 2};
+            float_tile_dots_neon(GgmlType::F32, FloatPrefetch::None), 2, float_panel_gemm_neon(), 8, 16};
 #endif
-  return {"", nullptr, nullptr, nullptr, 0};
+  return {"", nullptr, nullptr, nullptr, 0, nullptr, 0, 0};
 }
 
 // Every family here reads rows in the file's layout, converted to float on the fly.
@@ -166,8 +220,7 @@ std::unique_ptr<Matmul> make(const WeightView& w, const CpuFeatures& cpu, Thread
   if (score<kAccepts>(w, cpu) == 0)
     fail("tensor ", w.name, ": kernel ", family, " needs ", types, " weights with whole blocks per row and AVX2 + F16C (or NEON: float and Q6_K, Q3_K, IQ4_XS)",
          " (type ", ggml_type_name(w.type), ", ", w.cols, " columns, cpu: ", cpu.describe(), ")");
-  return std::make_unique<FloatMatmul>(w, isa.dots, isa.dequantize, isa.f32_dots, isa.tile_tokens,
-                                       cat(family, "/", isa.name), pool);
+  return std::make_unique<FloatMatmul>(w, isa, cat(family, "/", isa.name), pool);
 }
 
 }  // namespace

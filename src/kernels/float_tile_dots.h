@@ -54,10 +54,27 @@ FloatTileDots float_tile_dots_avx512(GgmlType type, FloatPrefetch prefetch);
 FloatTileDots float_tile_dots_avx2(GgmlType type, FloatPrefetch prefetch);
 
 // One row of `blocks` blocks into floats, exactly as the type's
-// dequantize_row gives them: the k-quants and Q4_1, Q5_0, Q5_1, whose many-token products
-// dequantize a tile of rows once and run the F32 tile over it; nullptr for
-// the other types.
+// dequantize_row gives them (F32, F16, BF16: blocks of one value; the
+// k-quants, Q4_1, Q5_0, Q5_1): many tokens take a panel of rows in floats.
 using FloatRowDequantize = void (*)(const uint8_t* row, int64_t blocks, float* out);
+
+// Many tokens: `rows` <= kFloatPanelRows rows of the tile's type (row r at
+// w + r * row_bytes, k values), read through `dequantize` (blocks of
+// block_size values, block_bytes each), times `tokens` <= kFloatPanelTokens
+// inputs packed with the tokens in the lanes: vector v of `lanes` tokens as k
+// steps of `lanes` floats (0 past the last token),
+//   xt[(v * k + i) * lanes + j] = x[v * lanes + j][i],
+//   y[t * y_stride + r] = sum_k w[r][k] * x[t][k]
+// as one FMA chain over k in order per (row, token), from 0
+// (simd_float_panel_body.h).
+inline constexpr int kFloatPanelRows = 16;
+inline constexpr int kFloatPanelTokens = 64;
+using FloatPanelGemm = void (*)(const uint8_t* w, int64_t row_bytes, int rows, FloatRowDequantize dequantize,
+                                int64_t block_size, int64_t block_bytes, const float* xt, int tokens, int64_t k,
+                                float* y, int64_t y_stride);
+FloatPanelGemm float_panel_gemm_avx512();
+FloatPanelGemm float_panel_gemm_avx2();
+FloatPanelGemm float_panel_gemm_neon();
 FloatRowDequantize float_row_dequantize_avx512(GgmlType type);
 FloatRowDequantize float_row_dequantize_avx2(GgmlType type);
 FloatTileDots float_tile_dots_neon(GgmlType type, FloatPrefetch prefetch);

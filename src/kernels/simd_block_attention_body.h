@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/simd_broadcast_products.h"
 #include "kernels/simd_lanes.h"
 #include "kernels/vector_ops.h"
 
@@ -32,26 +33,6 @@ template <class S>
 inline constexpr int kBroadcasts = S::kLanes == 16 ? 12 : 4;
 inline constexpr int kRV = 2;  // row vectors per step
 
-// acc[n][r] += sum_i x[i * R + r * kLanes + lanes] * y[n * y_n + i * y_i]
-// over i < count: kN broadcasts of y per i, each feeding kRV row vectors of x.
-// Scores and values are both this, with the roles of i and n swapped.
-template <class S, int kN>
-[[gnu::always_inline]] inline void panel_products(const float* x, int64_t R, int64_t count, const float* y, int64_t y_n,
-                                                  int64_t y_i, typename S::V (&acc)[kN][kRV]) {
-  using V = typename S::V;
-  for (int64_t i = 0; i < count; ++i) {
-    V xv[kRV];
-    #pragma GCC unroll 2
-    for (int r = 0; r < kRV; ++r) xv[r] = S::load(x + i * R + r * S::kLanes);
-    #pragma GCC unroll 16
-    for (int n = 0; n < kN; ++n) {
-      const V bn = S::set1(y[n * y_n + i * y_i]);
-      #pragma GCC unroll 2
-      for (int r = 0; r < kRV; ++r) acc[n][r] = S::fmadd(xv[r], bn, acc[n][r]);
-    }
-  }
-}
-
 // pt[jj * R + lanes] = scale * sum_d qt[d * R + lanes] * k[jj * ks + d], for
 // kJ positions jj and the kRV row vectors at qt / pt.
 template <class S, int kJ>
@@ -63,7 +44,7 @@ inline void score_rows(const float* qt, int64_t R, const float* k, int64_t ks, i
   for (int jj = 0; jj < kJ; ++jj)
     #pragma GCC unroll 2
     for (int r = 0; r < kRV; ++r) acc[jj][r] = S::zero();
-  panel_products<S, kJ>(qt, R, head_dim, k, ks, 1, acc);
+  panel_products<S, kJ, kRV>(qt, R, S::kLanes, head_dim, k, ks, 1, acc);
   const V vs = S::set1(scale);
   #pragma GCC unroll 16
   for (int jj = 0; jj < kJ; ++jj)
@@ -84,7 +65,7 @@ inline void weigh_rows(const float* pt, int64_t R, int64_t nj, const float* v, i
     #pragma GCC unroll 2
     for (int r = 0; r < kRV; ++r)
       acc[dd][r] = factor != nullptr ? S::mul(S::load(ot + dd * R + r * S::kLanes), factor[r]) : S::zero();
-  panel_products<S, kD>(pt, R, nj, v, 1, vs, acc);
+  panel_products<S, kD, kRV>(pt, R, S::kLanes, nj, v, 1, vs, acc);
   #pragma GCC unroll 16
   for (int dd = 0; dd < kD; ++dd)
     #pragma GCC unroll 2

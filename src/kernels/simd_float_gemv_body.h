@@ -308,9 +308,22 @@ FloatTileDots float_tile_dots_for(GgmlType type, FloatPrefetch prefetch) {
   }
 }
 
+// F32 / F16 / BF16 rows into floats (exact; k values: blocks of 1), for
+// the many-token panels (simd_float_panel_body.h).
+template <class S, class Row>
+void float_row_to_floats(const uint8_t* row, int64_t k, float* out) {
+  constexpr int L = S::kLanes;
+  int64_t i = 0;
+  for (; i + L <= k; i += L) S::store(out + i, Row::load(row, i));
+  if (i < k) S::store_partial(out + i, Row::load_partial(row, i, k - i), k - i);
+}
+
 template <class S>
 FloatRowDequantize float_row_dequantize_for(GgmlType type) {
   switch (type) {
+    case GgmlType::F32: return float_row_to_floats<S, F32Row<S>>;
+    case GgmlType::F16: return float_row_to_floats<S, F16Row<S>>;
+    case GgmlType::BF16: return float_row_to_floats<S, Bf16Row<S>>;
 #if defined(__AVX2__)
     case GgmlType::Q4_1: return q4_1_dequantize<S, Q4_1Values>;
     case GgmlType::Q5_0: return q4_1_dequantize<S, Q5_0Values>;

@@ -42,7 +42,7 @@ TEST(FloatKernel, MatchesReferenceAtEveryIsa) {
       const auto w = random_float_weights(type, rows, cols, static_cast<uint64_t>(rows * 131 + cols));
       const WeightView view{"w", type, rows, cols, w.data()};
       const auto ref = make_reference_matmul(view);
-      for (int64_t tokens : {1, 2, 3, 4, 5, 9}) {
+      for (int64_t tokens : {1, 2, 3, 4, 5, 9, 13, 20}) {
         const auto x = random_activations(tokens, cols, static_cast<uint64_t>(tokens + cols));
         ActivationBatch in(tokens, cols);
         in.set(x.data(), tokens, cols);
@@ -182,7 +182,7 @@ TEST(KQuantKernels, MatchReferenceAtEveryIsa) {
         const WeightView view{"w", type, rows, cols, w.data()};
         const auto ref = make_reference_matmul(view);
         std::vector<float> row(static_cast<size_t>(cols));
-        for (int64_t tokens : {1, 2, 4, 7}) {
+        for (int64_t tokens : {1, 2, 4, 7, 13, 20}) {
           const auto x = random_activations(tokens, cols, static_cast<uint64_t>(3 * tokens + cols));
           ActivationBatch in(tokens, cols);
           in.set(x.data(), tokens, cols);
@@ -206,6 +206,65 @@ TEST(KQuantKernels, MatchReferenceAtEveryIsa) {
           }
         }
       }
+}
+#endif
+
+#if LOWBIT_X86_KERNELS || LOWBIT_NEON_KERNELS
+// A vector of tokens or more (16 with AVX-512, 8 with AVX2 and NEON) go through
+// the panels, tokens in the lanes (simd_float_panel_body.h): every (row,
+// token) is one FMA chain over k in order from 0 on the row's values as the
+// reference dequantizes them, so it must equal the scalar chain bit for bit,
+// for every shape (k across chunks of 256 and not; rows past a panel) and
+// token count, at every ISA level, whatever the thread count.
+TEST(FloatKernel, ManyTokensAreOneFmaChainPerRowAndToken) {
+  const auto variants = isa_variants();
+  ASSERT_FALSE(variants.empty()) << "this CPU has neither AVX2 nor NEON: the float families cannot run";
+  struct Case {
+    GgmlType type;
+    std::string family;
+  };
+  const std::vector<Case> cases = {
+      {GgmlType::F16, "f16"}, {GgmlType::BF16, "f16"}, {GgmlType::F32, "f16"}, {GgmlType::Q6_K, "q6_k"},
+#if LOWBIT_X86_KERNELS
+      {GgmlType::Q4_K, "q4_k"}, {GgmlType::Q2_K, "q2_k"}, {GgmlType::Q5_1, "q4_1"},
+#endif
+  };
+  for (const Case& c : cases) {
+    const int64_t block = ggml_type_info(c.type).block_size;
+    for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{1, 256}, {37, 512}, {18, 2560}, {5, 1280}, {3, 7}, {17, 600}}) {
+      if (cols % block != 0) continue;
+      const auto w = c.family == "f16" ? random_float_weights(c.type, rows, cols, static_cast<uint64_t>(rows * 7 + cols))
+                                       : random_k_quant_weights(c.type, rows, cols, static_cast<uint64_t>(rows + cols), false);
+      const WeightView view{"w", c.type, rows, cols, w.data()};
+      std::vector<float> values(static_cast<size_t>(rows * cols));
+      for (int64_t r = 0; r < rows; ++r)
+        weight_format(c.type).dequantize_row(w.data() + r * ggml_row_bytes(c.type, cols), values.data() + r * cols, cols);
+      for (const int64_t tokens : {16, 17, 40, 64, 65, 130}) {
+        const auto x = random_activations(tokens, cols, static_cast<uint64_t>(tokens * 3 + cols));
+        ActivationBatch in(tokens, cols);
+        in.set(x.data(), tokens, cols);
+        std::vector<float> want(static_cast<size_t>(tokens * rows));
+        for (int64_t t = 0; t < tokens; ++t)
+          for (int64_t r = 0; r < rows; ++r) {
+            float acc = 0.0f;
+            for (int64_t k = 0; k < cols; ++k) acc = std::fma(x[t * cols + k], values[r * cols + k], acc);
+            want[t * rows + r] = acc;
+          }
+        for (const auto& v : variants)
+          for (const int threads : {1, 2}) {
+            ThreadPool pool(threads);
+            const auto kernel = find_kernel_family(c.family)->make(view, v.cpu, pool);
+            std::vector<float> got(want.size(), NAN);
+            kernel->forward(in, got.data(), pool);
+            for (size_t i = 0; i < got.size(); ++i)
+              ASSERT_EQ(std::memcmp(&got[i], &want[i], sizeof(float)), 0)
+                  << kernel->kernel_name() << " " << ggml_type_name(c.type) << " " << rows << "x" << cols << " tokens "
+                  << tokens << " token " << i / static_cast<size_t>(rows) << " row " << i % static_cast<size_t>(rows)
+                  << ": " << got[i] << " vs " << want[i] << " (threads " << threads << ")";
+          }
+      }
+    }
+  }
 }
 #endif
 

@@ -1,5 +1,6 @@
 #include "kernels/arm_neon/simd_neon.h"
 #include "kernels/simd_float_gemv_body.h"
+#include "kernels/simd_float_panel_body.h"
 
 namespace lowbit {
 
@@ -8,5 +9,10 @@ FloatTileDots float_tile_dots_neon(GgmlType type, FloatPrefetch prefetch) {
 }
 
 FloatRowDequantize float_row_dequantize_neon(GgmlType type) { return simd::float_row_dequantize_for<simd::Neon>(type); }
+
+// NEON's 8-lane vectors are register pairs: groups of 8 rows x 8 tokens or
+// 4 rows x 16 keep 16 registers of accumulators and up to 6 of tokens and
+// broadcast (not measured on Arm hardware).
+FloatPanelGemm float_panel_gemm_neon() { return simd::float_panel_gemm<simd::Neon, 8, 4>; }
 
 }  // namespace lowbit
