@@ -64,6 +64,9 @@ class FloatMatmul final : public Matmul {
     // Many tokens go through panels of dequantized rows (so only the
     // few-token calls below read x sums).
     if (dequantize_ == nullptr || panel_ == nullptr) fail("tensor ", name_, ": kernel ", kernel_name, " has no dequantizer");
+    if (kFloatPanelChunk % block_size_ != 0)
+      fail("tensor ", name_, ": kernel ", kernel_name, ": blocks of ", block_size_, " values do not tile the panels' chunks of ",
+           kFloatPanelChunk);
   }
 
   std::string kernel_name() const override { return kernel_name_; }
@@ -177,7 +180,7 @@ class FloatMatmul final : public Matmul {
   FloatRowDequantize dequantize_;  // from panel_tokens_ on: panels of rows in floats ...
   FloatPanelGemm panel_;           // ... times the tokens, packed
   int lanes_;                      // tokens per packed vector: the ISA's floats per vector
-  int panel_tokens_;
+  int panel_tokens_;               // tokens from which the panels run
   int64_t block_size_, block_bytes_;  // the type's values and bytes per block
   int64_t row_bytes_;
   AlignedBuffer<uint8_t> weights_;  // [rows][row_bytes] as in the file

@@ -67,8 +67,11 @@ using FloatRowDequantize = void (*)(const uint8_t* row, int64_t blocks, float* o
 //   y[t * y_stride + r] = sum_k w[r][k] * x[t][k]
 // as one FMA chain over k in order per (row, token), from 0
 // (simd_float_panel_body.h).
+// Rows, tokens and values of k a panel takes at a time (a chunk: every block
+// size the family reads divides it).
 inline constexpr int kFloatPanelRows = 16;
 inline constexpr int kFloatPanelTokens = 64;
+inline constexpr int64_t kFloatPanelChunk = 256;
 using FloatPanelGemm = void (*)(const uint8_t* w, int64_t row_bytes, int rows, FloatRowDequantize dequantize,
                                 int64_t block_size, int64_t block_bytes, const float* xt, int tokens, int64_t k,
                                 float* y, int64_t y_stride);
