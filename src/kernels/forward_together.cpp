@@ -7,7 +7,7 @@ namespace lowbit {
 
 namespace {
 
-// One token, kernels that read pairs (Matmul::pairs_with): unit v of the
+// A few tokens, kernels that read pairs (Matmul::pairs_with): unit v of the
 // region's first half goes with unit v + half of its second, so each thread
 // reads two streams half the region apart, side by side. Streams tens of KB
 // apart read slower than one; a half region (0.7-3.5 MB in a 2B-4T layer) is
@@ -49,7 +49,7 @@ void forward_together(std::span<const Matmul* const> ms, const ActivationBatch& 
     m->prepare_units(in, pool);
     total += m->work_units();
   }
-  const bool pairs = in.tokens() == 1 && std::all_of(ms.begin(), ms.end(), [&](const Matmul* m) { return ms[0]->pairs_with(*m); });
+  const bool pairs = std::all_of(ms.begin(), ms.end(), [&](const Matmul* m) { return ms[0]->pairs_with(*m, in.tokens()); });
   if (pairs) return forward_pairs(ms, in, ys, total, pool);
   // Small chunks balance the threads' loads; kernels with a per-call cost
   // (i2s's lookup tables for many tokens) take one range per thread instead.

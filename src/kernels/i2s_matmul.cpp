@@ -21,6 +21,7 @@ struct I2sIsa {
   const char* name;
   I2sTileDots dots;
   I2sPairDots pair = nullptr;  // one token, two tiles far apart side by side
+  I2sPairTokenDots pair_tokens = nullptr;  // the same for 2 to kI2sMaxPairTokens tokens
   bool lut = false;            // many tokens by table lookup (i2s_lut_gemm.h)
   bool amx = false;            // many tokens by AMX tile dot products (i2s_amx_gemm.h)
 };
@@ -34,14 +35,16 @@ I2sIsa pick_isa(const CpuFeatures& cpu) {
   if (cpu.has_avx512_level()) {
     const bool vnni = cpu.avx512vnni, intel = !cpu.vendor_amd;
     const I2sPairDots pair = intel ? i2s_pair_dots_avx512(vnni) : nullptr;
-    if (vnni && cpu.amx_int8) return I2sIsa{"avx512-vnni-amx", i2s_tile_dots_avx512(true, intel), pair, false, true};
-    return vnni ? I2sIsa{"avx512-vnni", i2s_tile_dots_avx512(true, intel), pair}
-                : I2sIsa{"avx512", i2s_tile_dots_avx512(false, intel), pair};
+    const I2sPairTokenDots pair_tokens = intel ? i2s_pair_token_dots_avx512(vnni) : nullptr;
+    if (vnni && cpu.amx_int8)
+      return I2sIsa{"avx512-vnni-amx", i2s_tile_dots_avx512(true, intel), pair, pair_tokens, false, true};
+    return vnni ? I2sIsa{"avx512-vnni", i2s_tile_dots_avx512(true, intel), pair, pair_tokens}
+                : I2sIsa{"avx512", i2s_tile_dots_avx512(false, intel), pair, pair_tokens};
   }
   if (cpu.avx_vnni) return I2sIsa{"avx2-vnni", i2s_tile_dots_avx2(true)};
   if (cpu.has_avx2_level())
-    return cpu.vendor_amd ? I2sIsa{"avx2-pairs", i2s_tile_dots_avx2(false), i2s_pair_dots_avx2(false), true}
-                          : I2sIsa{"avx2", i2s_tile_dots_avx2(false), nullptr, true};
+    return cpu.vendor_amd ? I2sIsa{"avx2-pairs", i2s_tile_dots_avx2(false), i2s_pair_dots_avx2(false), nullptr, true}
+                          : I2sIsa{"avx2", i2s_tile_dots_avx2(false), nullptr, nullptr, true};
 #endif
 #if LOWBIT_NEON_KERNELS
   if (cpu.has_neon_level()) return I2sIsa{"neon-dotprod", i2s_tile_dots_neon()};
@@ -85,6 +88,7 @@ class I2sMatmul final : public TernaryMatmul {
       : TernaryMatmul(w, std::string("i2s/") + pick_isa(cpu).name, s.scale, I2sTiles::kRows, kI2sMaxTokens),
         dots_(pick_isa(cpu).dots),
         pair_(pick_isa(cpu).pair),
+        pair_tokens_(pick_isa(cpu).pair_tokens),
         lut_(pick_isa(cpu).lut),
         amx_(pick_isa(cpu).amx),
         tiles_(w.rows, w.cols, kLineColumns, kMaxSpanLines) {
@@ -100,9 +104,7 @@ class I2sMatmul final : public TernaryMatmul {
 
   int64_t weight_bytes() const override { return tiles_.bytes(); }
 
-  bool wants_one_range_per_thread(const ActivationBatch& in) const override {
-    return (lut_ && lut_tokens(in.tokens()) > 0) || (amx_ && amx_tokens(in.tokens()) > 0);
-  }
+  bool wants_one_range_per_thread(const ActivationBatch& in) const override { return uses_gemm(in.tokens()); }
   void forward_units(const ActivationBatch& in, float* y, int64_t begin, int64_t end) const override {
     const int64_t n = lut_ ? lut_tokens(in.tokens()) : amx_ ? amx_tokens(in.tokens()) : 0;
 #if LOWBIT_X86_KERNELS
@@ -124,25 +126,34 @@ class I2sMatmul final : public TernaryMatmul {
     forward_tokens(in, y, begin, end, n);
   }
 
-  // Same width, so the same spans.
-  bool pairs_with(const Matmul& other) const override {
+  // Same width, so the same spans. A few tokens too where the ISA has the
+  // form (AVX-512 on Intel): 2, 3 and 4 sequences decoding together ran
+  // 8-11% faster at 2 threads, their matrices having read one stream per
+  // core at 62-69% of the read bandwidth (docs/performance.md "Session 31").
+  // The prefill GEMMs (AMX, lookup) take their token counts whole instead.
+  bool pairs_with(const Matmul& other, int64_t tokens) const override {
     const auto* o = dynamic_cast<const I2sMatmul*>(&other);
-    return pair_ != nullptr && o != nullptr && o->pair_ == pair_ && o->cols() == cols_;
+    if (o == nullptr || o->cols() != cols_ || o->pair_ != pair_ || o->pair_tokens_ != pair_tokens_) return false;
+    if (tokens == 1) return pair_ != nullptr;
+    return pair_tokens_ != nullptr && tokens <= kI2sMaxPairTokens && !uses_gemm(tokens) && !o->uses_gemm(tokens);
   }
   void forward_pair(const Matmul& other, const ActivationBatch& in, float* y, float* y_other, int64_t tile,
                     int64_t other_tile) const override {
     const auto& o = static_cast<const I2sMatmul&>(other);
-    int32_t sums[2 * I2sTiles::kRows], dots[2 * I2sTiles::kRows];
+    const int n = static_cast<int>(in.tokens()), per = n * I2sTiles::kRows;  // one tile's dots
+    int32_t sums[2 * kI2sMaxPairTokens * I2sTiles::kRows], dots[2 * kI2sMaxPairTokens * I2sTiles::kRows];
     for (int span = 0; span < tiles_.count(); ++span) {
       const I2sTiles& a = tiles_.spans[static_cast<size_t>(span)];
       const I2sTiles& b = o.tiles_.spans[static_cast<size_t>(span)];
-      pair_(a.tile(tile), b.tile(other_tile), a.groups, in.q() + tiles_.starts[static_cast<size_t>(span)],
-            span == 0 ? sums : dots);
+      const int8_t* q = in.q() + tiles_.starts[static_cast<size_t>(span)];
+      int32_t* out = span == 0 ? sums : dots;
+      if (n == 1) pair_(a.tile(tile), b.tile(other_tile), a.groups, q, out);
+      else pair_tokens_(a.tile(tile), b.tile(other_tile), a.groups, q, in.k_padded(), n, out);
       if (span > 0)
-        for (int i = 0; i < 2 * I2sTiles::kRows; ++i) sums[i] += dots[i];
+        for (int i = 0; i < 2 * per; ++i) sums[i] += dots[i];
     }
-    write_rows(tile, in, 0, 1, sums, y);
-    o.write_rows(other_tile, in, 0, 1, sums + I2sTiles::kRows, y_other);
+    write_rows(tile, in, 0, n, sums, y);
+    o.write_rows(other_tile, in, 0, n, sums + per, y_other);
   }
 
  protected:
@@ -155,8 +166,15 @@ class I2sMatmul final : public TernaryMatmul {
   bool dots_of_codes() const override { return true; }
 
  private:
+  // Whether `tokens` go through a many-token GEMM (lookup or AMX), which
+  // costs a fixed amount per call besides its units.
+  bool uses_gemm(int64_t tokens) const {
+    return (lut_ && lut_tokens(tokens) > 0) || (amx_ && amx_tokens(tokens) > 0);
+  }
+
   I2sTileDots dots_;
   I2sPairDots pair_;
+  I2sPairTokenDots pair_tokens_;
   bool lut_;
   bool amx_;
   SpannedTiles<I2sTiles> tiles_;

@@ -23,6 +23,13 @@ using I2sTileDots = void (*)(const uint8_t* tile, int64_t groups, const int8_t* 
 using I2sPairDots = void (*)(const uint8_t* tile_a, const uint8_t* tile_b, int64_t groups, const int8_t* q,
                              int32_t* out /* [2][16] */);
 
+// 2 to kI2sMaxPairTokens tokens, two tiles of the same width read side by
+// side: out[(u * tokens + t) * 16 + r] is tile u's (a: 0, b: 1) dot of row r
+// with token t (q rows q_stride apart), as I2sTileDots gives them.
+inline constexpr int kI2sMaxPairTokens = 4;
+using I2sPairTokenDots = void (*)(const uint8_t* tile_a, const uint8_t* tile_b, int64_t groups, const int8_t* q,
+                                  int64_t q_stride, int tokens, int32_t* out /* [2][tokens][16] */);
+
 // vnni: vpdpbusd (AVX512-VNNI / AVX-VNNI); otherwise vpmaddubsw + vpmaddwd.
 // prefetch: the one-token loop prefetches ahead in software (Intel's cores
 // keep too few loads in flight without it; AMD's streamed slower with it).
@@ -33,6 +40,7 @@ I2sPairDots i2s_pair_dots_avx2(bool vnni);
 // AVX-512, with the one-token loop's software prefetch (used on Intel). Rows
 // up to 2^18 columns (the one-token loop's bound; spans keep them shorter).
 I2sPairDots i2s_pair_dots_avx512(bool vnni);
+I2sPairTokenDots i2s_pair_token_dots_avx512(bool vnni);
 // sdot with a lane operand: each 32-bit lane of codes times 4 activation bytes.
 I2sTileDots i2s_tile_dots_neon();
 

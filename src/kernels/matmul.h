@@ -146,11 +146,12 @@ class Matmul {
   // (tables built per call and shared by its rows): forward_together then
   // gives each thread one range instead of many small chunks.
   virtual bool wants_one_range_per_thread(const ActivationBatch& in) const { return false; }
-  // One token: this matrix's `unit` and other's `other_unit` (same input) in
-  // one pass, two weight streams far apart read side by side, where
-  // pairs_with(other) says the kernels can (forward_together pairs each unit
-  // of a region's first half with one of its second half).
-  virtual bool pairs_with(const Matmul& other) const { return false; }
+  // A few tokens: this matrix's `unit` and other's `other_unit` (same input)
+  // in one pass, two weight streams far apart read side by side, where
+  // pairs_with(other, tokens) says the kernels can for in.tokens() == tokens
+  // (forward_together pairs each unit of a region's first half with one of
+  // its second half).
+  virtual bool pairs_with(const Matmul& other, int64_t tokens) const { return false; }
   virtual void forward_pair(const Matmul& other, const ActivationBatch& in, float* y, float* y_other, int64_t unit,
                             int64_t other_unit) const {}
 
@@ -168,7 +169,7 @@ class Matmul {
 // chunk (measured +2-4% on the I2_S matrices of a 2-thread decode step);
 // otherwise one forward per matrix. A few chunks per thread: dynamic balance
 // without many atomic round trips. Kernels with units run their own forward
-// through it too. One token through kernels that pair (Matmul::pairs_with):
+// through it too. A few tokens through kernels that pair (Matmul::pairs_with):
 // unit v of the region's first half is read beside unit v + half of its second.
 void forward_together(std::span<const Matmul* const> ms, const ActivationBatch& in, std::span<float* const> ys,
                       ThreadPool& pool);

@@ -58,9 +58,9 @@ class Tl2vMatmul final : public TernaryMatmul {
   // 2B-4T decode step's matrices 4-9% faster at 2 threads and 8% at 1 in one
   // process, the matmul stages 9-15% faster end to end; docs/performance.md
   // "Session 11").
-  bool pairs_with(const Matmul& other) const override {
+  bool pairs_with(const Matmul& other, int64_t tokens) const override {
     const auto* o = dynamic_cast<const Tl2vMatmul*>(&other);
-    return pairs_ != nullptr && o != nullptr && o->pairs_ != nullptr && o->cols() == cols_;
+    return tokens == 1 && pairs_ != nullptr && o != nullptr && o->pairs_ != nullptr && o->cols() == cols_;
   }
   // Matmul tile ta of this and tb of other, span by span: their u-th Tl2vTiles
   // in one pair call where both exist (a matrix's last matmul tile may have one).

@@ -83,11 +83,12 @@ class Vnni4Matmul final : public Matmul {
         store(out, rb, t, y);
       }
   }
-  // Another matrix of this kernel whose row blocks meet the same activations
-  // the same way (group, lut, xsum factor): decode's q, k, v or gate, up.
-  bool pairs_with(const Matmul& other) const override {
+  // One token and another matrix of this kernel whose row blocks meet the
+  // same activations the same way (group, lut, xsum factor): decode's q, k, v
+  // or gate, up.
+  bool pairs_with(const Matmul& other, int64_t tokens) const override {
     const auto* o = dynamic_cast<const Vnni4Matmul*>(&other);
-    return spec_.pair != nullptr && o != nullptr && o->spec_.pair == spec_.pair && o->cols() == cols_ &&
+    return tokens == 1 && spec_.pair != nullptr && o != nullptr && o->spec_.pair == spec_.pair && o->cols() == cols_ &&
            o->layout_.group == layout_.group && o->spec_.xsum_factor == spec_.xsum_factor && o->spec_.lut == spec_.lut;
   }
   void forward_pair(const Matmul& other, const ActivationBatch& in, float* y, float* y_other, int64_t ua,

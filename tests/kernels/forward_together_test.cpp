@@ -87,14 +87,13 @@ TEST(ForwardTogether, MixedKernelsShareOneRegion) {
     expect_same_as_separate({a.mats[0].get(), b.mats[0].get(), a.mats[1].get(), b.mats[1].get()}, 256, tokens, pool);
 }
 
-// One token on AMD: `kernel` reads a region's units in pairs, unit v of the
-// first half beside unit v + half of the second (Matmul::forward_pair),
-// across matrices, spans (K = 4224: two) and partial last tiles; `cpu` is the
-// ISA level to make it for, its vendor set here.
-void expect_pairs_match_one_forward_per_matrix(const std::string& kernel, CpuFeatures cpu) {
-  CpuFeatures amd = cpu, other = cpu;
-  amd.vendor_amd = true;
-  other.vendor_amd = false;  // no pairs: tile after tile
+// `kernel` made for `pairs` reads a region's units in pairs for these token
+// counts, unit v of the first half beside unit v + half of the second
+// (Matmul::forward_pair), across matrices, spans (K = 4224: two) and partial
+// last tiles; made for `alone` it reads them tile after tile. The two must
+// give the same bits.
+void expect_pairs_match_one_forward_per_matrix(const std::string& kernel, const CpuFeatures& pairs,
+                                               const CpuFeatures& alone, const std::vector<int64_t>& paired_tokens) {
   const std::vector<std::pair<std::vector<int64_t>, int64_t>> regions = {
       {{176, 48, 48}, 384}, {{48, 64}, 256}, {{64, 64}, 2560}, {{80}, 4224}, {{48}, 128}, {{16}, 256}};
   for (int threads : {1, 2, 3}) {
@@ -102,35 +101,49 @@ void expect_pairs_match_one_forward_per_matrix(const std::string& kernel, CpuFea
     for (const auto& [rows, k] : regions) {
       Matrices paired, single;
       std::vector<const Matmul*> ms, ms_single;
-      std::vector<std::vector<float>> y, y_single;
       for (size_t i = 0; i < rows.size(); ++i) {
         const auto t = random_ternary(rows[i], k, 300 + i);
         paired.bytes.push_back(encode_ternary(GgmlType::I2_S, t, rows[i], k, 0.5f + static_cast<float>(i)));
         const WeightView w{"blk.0.m" + std::to_string(i), GgmlType::I2_S, rows[i], k, paired.bytes.back().data()};
-        paired.mats.push_back(find_kernel_family(kernel)->make(w, amd, pool));
-        single.mats.push_back(find_kernel_family(kernel)->make(w, other, pool));
+        paired.mats.push_back(find_kernel_family(kernel)->make(w, pairs, pool));
+        single.mats.push_back(find_kernel_family(kernel)->make(w, alone, pool));
         ms.push_back(paired.mats.back().get());
         ms_single.push_back(single.mats.back().get());
-        ASSERT_TRUE(ms[0]->pairs_with(*ms.back())) << ms[0]->kernel_name();
-        ASSERT_FALSE(ms_single[0]->pairs_with(*ms_single.back())) << ms_single[0]->kernel_name();
-        y.emplace_back(static_cast<size_t>(rows[i]), -1.0f);
-        y_single.emplace_back(static_cast<size_t>(rows[i]), -2.0f);
       }
-      const auto x = random_activations(1, k, 9);
-      ActivationBatch in(1, k);
-      std::vector<float*> ys, ys_single;
-      for (size_t i = 0; i < rows.size(); ++i) ys.push_back(y[i].data()), ys_single.push_back(y_single[i].data());
-      in.set(x.data(), 1, k);
-      forward_together(ms, in, ys, pool);
-      in.set(x.data(), 1, k);
-      forward_together(ms_single, in, ys_single, pool);
-      for (size_t i = 0; i < rows.size(); ++i)
-        for (int64_t r = 0; r < rows[i]; ++r)
-          ASSERT_EQ(y[i][r], y_single[i][r]) << kernel << ": matrix " << i << " of " << rows.size() << ", K = " << k
-                                             << ", row " << r << ", threads " << threads;
+      for (const int64_t tokens : paired_tokens) {
+        std::vector<std::vector<float>> y, y_single;
+        std::vector<float*> ys, ys_single;
+        for (size_t i = 0; i < rows.size(); ++i) {
+          ASSERT_TRUE(ms[0]->pairs_with(*ms[i], tokens)) << ms[0]->kernel_name() << ", " << tokens << " tokens";
+          ASSERT_FALSE(ms_single[0]->pairs_with(*ms_single[i], tokens)) << ms_single[0]->kernel_name();
+          y.emplace_back(static_cast<size_t>(rows[i] * tokens), -1.0f);
+          y_single.emplace_back(static_cast<size_t>(rows[i] * tokens), -2.0f);
+        }
+        for (size_t i = 0; i < rows.size(); ++i) ys.push_back(y[i].data()), ys_single.push_back(y_single[i].data());
+        const auto x = random_activations(tokens, k, 9 + static_cast<uint64_t>(tokens));
+        ActivationBatch in(tokens, k);
+        in.set(x.data(), tokens, k);
+        forward_together(ms, in, ys, pool);
+        in.set(x.data(), tokens, k);
+        forward_together(ms_single, in, ys_single, pool);
+        for (size_t i = 0; i < rows.size(); ++i)
+          for (int64_t j = 0; j < rows[i] * tokens; ++j)
+            ASSERT_EQ(y[i][j], y_single[i][j]) << kernel << ": matrix " << i << " of " << rows.size() << ", K = " << k
+                                               << ", token " << j / rows[i] << ", row " << j % rows[i] << ", "
+                                               << tokens << " tokens, threads " << threads;
+      }
+      ASSERT_FALSE(ms[0]->pairs_with(*ms[0], paired_tokens.back() + 1)) << ms[0]->kernel_name();
       for (int64_t tokens : {1, 2}) expect_same_as_separate(ms, k, tokens, pool);
     }
   }
+}
+
+// One token on AMD, where the ISA's kernels pair: not on Intel.
+void expect_amd_pairs_match_one_forward_per_matrix(const std::string& kernel, const CpuFeatures& cpu) {
+  CpuFeatures amd = cpu, other = cpu;
+  amd.vendor_amd = true;
+  other.vendor_amd = false;
+  expect_pairs_match_one_forward_per_matrix(kernel, amd, other, {1});
 }
 
 // i2s pairs on plain AVX2 (AVX-512 and AVX-VNNI masked off here).
@@ -139,13 +152,28 @@ TEST(ForwardTogether, I2sPairedUnitsMatchOneForwardPerMatrixBitwise) {
   ASSERT_TRUE(cpu.has_avx2_level()) << "no AVX2: i2s cannot run here";
   cpu.avx512f = cpu.avx512bw = cpu.avx512vl = cpu.avx512dq = cpu.avx512vnni = cpu.avx512vbmi = false;
   cpu.avx_vnni = false;
-  expect_pairs_match_one_forward_per_matrix("i2s", cpu);
+  expect_amd_pairs_match_one_forward_per_matrix("i2s", cpu);
+}
+
+// i2s with AVX-512 pairs on Intel, for 1 to 4 tokens (2, 3, 4 sequences
+// decoding together), with VNNI and without.
+TEST(ForwardTogether, I2sAvx512PairedTokensMatchOneForwardPerMatrixBitwise) {
+  const CpuFeatures cpu = cpu_features();
+  if (!cpu.has_avx512_level()) GTEST_SKIP() << "i2s's AVX-512 pairs need AVX-512, which this CPU lacks";
+  for (const bool vnni : {true, false}) {
+    CpuFeatures intel = cpu, amd = cpu;
+    intel.avx512vnni = amd.avx512vnni = vnni && cpu.avx512vnni;
+    intel.amx_int8 = amd.amx_int8 = false;
+    intel.vendor_amd = false;
+    amd.vendor_amd = true;
+    expect_pairs_match_one_forward_per_matrix("i2s", intel, amd, {1, 2, 3, 4});
+  }
 }
 
 TEST(ForwardTogether, Tl2vPairedUnitsMatchOneForwardPerMatrixBitwise) {
   const CpuFeatures cpu = cpu_features();
   if (!cpu.has_avx512_level() || !cpu.avx512vbmi) GTEST_SKIP() << "tl2v needs AVX-512 VBMI, which this CPU lacks";
-  expect_pairs_match_one_forward_per_matrix("tl2v", cpu);
+  expect_amd_pairs_match_one_forward_per_matrix("tl2v", cpu);
 }
 #endif
 
