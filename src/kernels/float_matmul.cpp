@@ -127,9 +127,12 @@ class FloatMatmul final : public Matmul {
         // for the block's tokens).
         for (int64_t t0 = 0; t0 < in.tokens(); t0 += kFloatPanelTokens) {
           const int tokens = static_cast<int>(std::min<int64_t>(kFloatPanelTokens, in.tokens() - t0));
-          for (int64_t p = r0; p < r1; p += kFloatPanelRows)
-            panel_(weights_.data() + p * row_bytes_, row_bytes_, static_cast<int>(std::min<int64_t>(kFloatPanelRows, r1 - p)),
-                   dequantize_, block_size_, block_bytes_, xt + t0 * cols_, tokens, cols_, y + t0 * rows_ + p, rows_);
+          for (int64_t p = r0; p < r1; p += kFloatPanelRows) {
+            const int rows = static_cast<int>(std::min<int64_t>(kFloatPanelRows, r1 - p));
+            const int next = static_cast<int>(std::min<int64_t>(kFloatPanelRows, r1 - p - rows));
+            panel_(weights_.data() + p * row_bytes_, row_bytes_, rows, dequantize_, block_size_, block_bytes_,
+                   xt + t0 * cols_, tokens, cols_, y + t0 * rows_ + p, rows_, next);
+          }
         }
       }
     });

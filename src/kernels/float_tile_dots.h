@@ -66,7 +66,8 @@ using FloatRowDequantize = void (*)(const uint8_t* row, int64_t blocks, float* o
 //   xt[(v * k + i) * lanes + j] = x[v * lanes + j][i],
 //   y[t * y_stride + r] = sum_k w[r][k] * x[t][k]
 // as one FMA chain over k in order per (row, token), from 0
-// (simd_float_panel_body.h).
+// (simd_float_panel_body.h). next_rows rows follow the panel's in memory, the
+// next panel the caller takes: their start is prefetched.
 // Rows, tokens and values of k a panel takes at a time (a chunk: every block
 // size the family reads divides it).
 inline constexpr int kFloatPanelRows = 16;
@@ -74,7 +75,7 @@ inline constexpr int kFloatPanelTokens = 64;
 inline constexpr int64_t kFloatPanelChunk = 256;
 using FloatPanelGemm = void (*)(const uint8_t* w, int64_t row_bytes, int rows, FloatRowDequantize dequantize,
                                 int64_t block_size, int64_t block_bytes, const float* xt, int tokens, int64_t k,
-                                float* y, int64_t y_stride);
+                                float* y, int64_t y_stride, int next_rows);
 FloatPanelGemm float_panel_gemm_avx512();
 FloatPanelGemm float_panel_gemm_avx2();
 FloatPanelGemm float_panel_gemm_neon();

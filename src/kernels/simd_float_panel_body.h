@@ -53,12 +53,6 @@ void row_group(const float* wc, const float* xc, int64_t xc_stride, int v, int64
     for (int j = 0; j < kV; ++j) acc[(v + j) * rows_per_vector + r0 + r] = a[r][j];
 }
 
-// How many chunks ahead the raw rows are prefetched as each chunk is
-// converted: without it the conversion waited on memory; one ahead took a
-// 16-token F16 call from 58 to 63-65 G multiply-adds per second on one
-// thread (Intel Xeon); 2, 4 and 8 ran alike end to end.
-inline constexpr int64_t kPrefetchChunks = 1;
-
 }  // namespace float_panel
 
 // FloatPanelGemm with register groups of kN rows x one token vector or kN2
@@ -67,7 +61,7 @@ inline constexpr int64_t kPrefetchChunks = 1;
 template <class S, int kN, int kN2>
 void float_panel_gemm(const uint8_t* w, int64_t row_bytes, int rows, FloatRowDequantize dequantize,
                       int64_t block_size, int64_t block_bytes, const float* xt, int tokens, int64_t k, float* y,
-                      int64_t y_stride) {
+                      int64_t y_stride, int next_rows) {
   using namespace float_panel;
   using V = typename S::V;
   constexpr int L = S::kLanes;
@@ -77,14 +71,20 @@ void float_panel_gemm(const uint8_t* w, int64_t row_bytes, int rows, FloatRowDeq
   const int vectors = (tokens + L - 1) / L;
   for (int64_t c0 = 0; c0 < k; c0 += kChunk) {
     const int64_t n = std::min(kChunk, k - c0);
+    // Without the prefetch below the conversion waited on memory; one chunk
+    // ahead took a 16-token F16 call from 58 to 63-65 G multiply-adds per
+    // second on one thread (Intel Xeon); 2, 4 and 8 ahead ran alike end to end.
     const int64_t chunk_bytes = kChunk / block_size * block_bytes;
-    for (int r = 0; r < rows; ++r) {
+    // Each row's next chunk into L2 as this one is converted, ahead of the
+    // hardware prefetcher; in the last chunk, the next panel's first
+    // (inline: GCC 12 drops a helper that only prefetches).
+    const bool last = c0 + kChunk >= k;
+    for (int r = 0; r < std::max(rows, last ? next_rows : 0); ++r) {
       const uint8_t* raw = w + r * row_bytes + c0 / block_size * block_bytes;
-      // The row's next chunks into L2, ahead of the hardware prefetcher
-      // (inline: GCC 12 drops a helper that only prefetches).
-      if (c0 + kPrefetchChunks * kChunk < k)
-        for (int64_t b = 0; b < chunk_bytes; b += 64) __builtin_prefetch(raw + kPrefetchChunks * chunk_bytes + b, 0, 2);
-      dequantize(raw, n / block_size, wc + r * kChunk);
+      const uint8_t* ahead = last ? w + (rows + r) * row_bytes : raw + chunk_bytes;
+      if (!last || r < next_rows)
+        for (int64_t b = 0; b < chunk_bytes; b += 64) __builtin_prefetch(ahead + b, 0, 2);
+      if (r < rows) dequantize(raw, n / block_size, wc + r * kChunk);
     }
     const float* xc = xt + c0 * L;
     const bool first = c0 == 0;
