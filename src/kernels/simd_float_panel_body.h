@@ -34,23 +34,23 @@ namespace float_panel {
 // vector's (16 KB with 16 lanes) fit L1 together.
 inline constexpr int64_t kChunk = kFloatPanelChunk;
 
-// acc[v .. v + kV - 1][r0 .. r0 + kR - 1] (in memory, rows_per_vector per
+// acc[v .. v + kV - 1][r0 .. r0 + kR - 1] (in memory, kFloatPanelRows per
 // token vector) += those rows of the chunk (wc: kChunk floats apart) times
 // those token vectors' chunks (xc_stride apart), over n values.
 template <class S, int kR, int kV>
 void row_group(const float* wc, const float* xc, int64_t xc_stride, int v, int64_t n, bool first,
-               typename S::V* acc, int rows_per_vector, int r0) {
+               typename S::V* acc, int r0) {
   using V = typename S::V;
   V a[kR][kV];
   #pragma GCC unroll 32
   for (int r = 0; r < kR; ++r)
     #pragma GCC unroll 4
-    for (int j = 0; j < kV; ++j) a[r][j] = first ? S::zero() : acc[(v + j) * rows_per_vector + r0 + r];
+    for (int j = 0; j < kV; ++j) a[r][j] = first ? S::zero() : acc[(v + j) * kFloatPanelRows + r0 + r];
   panel_products<S, kR, kV>(xc + v * xc_stride, S::kLanes, xc_stride, n, wc + r0 * kChunk, kChunk, 1, a);
   #pragma GCC unroll 32
   for (int r = 0; r < kR; ++r)
     #pragma GCC unroll 4
-    for (int j = 0; j < kV; ++j) acc[(v + j) * rows_per_vector + r0 + r] = a[r][j];
+    for (int j = 0; j < kV; ++j) acc[(v + j) * kFloatPanelRows + r0 + r] = a[r][j];
 }
 
 }  // namespace float_panel
@@ -93,15 +93,15 @@ void float_panel_gemm(const uint8_t* w, int64_t row_bytes, int rows, FloatRowDeq
     // FMAs: half the loads per FMA), kN2 rows a group; then one, kN rows.
     for (; v + 2 <= vectors; v += 2) {
       int r = 0;
-      for (; r + kN2 <= rows; r += kN2) row_group<S, kN2, 2>(wc, xc, k * L, v, n, first, acc, kFloatPanelRows, r);
-      for (; r + 4 <= rows; r += 4) row_group<S, 4, 2>(wc, xc, k * L, v, n, first, acc, kFloatPanelRows, r);
-      for (; r < rows; ++r) row_group<S, 1, 2>(wc, xc, k * L, v, n, first, acc, kFloatPanelRows, r);
+      for (; r + kN2 <= rows; r += kN2) row_group<S, kN2, 2>(wc, xc, k * L, v, n, first, acc, r);
+      for (; r + 4 <= rows; r += 4) row_group<S, 4, 2>(wc, xc, k * L, v, n, first, acc, r);
+      for (; r < rows; ++r) row_group<S, 1, 2>(wc, xc, k * L, v, n, first, acc, r);
     }
     for (; v < vectors; ++v) {
       int r = 0;
-      for (; r + kN <= rows; r += kN) row_group<S, kN, 1>(wc, xc, k * L, v, n, first, acc, kFloatPanelRows, r);
-      for (; r + 4 <= rows; r += 4) row_group<S, 4, 1>(wc, xc, k * L, v, n, first, acc, kFloatPanelRows, r);
-      for (; r < rows; ++r) row_group<S, 1, 1>(wc, xc, k * L, v, n, first, acc, kFloatPanelRows, r);
+      for (; r + kN <= rows; r += kN) row_group<S, kN, 1>(wc, xc, k * L, v, n, first, acc, r);
+      for (; r + 4 <= rows; r += 4) row_group<S, 4, 1>(wc, xc, k * L, v, n, first, acc, r);
+      for (; r < rows; ++r) row_group<S, 1, 1>(wc, xc, k * L, v, n, first, acc, r);
     }
   }
   alignas(64) float lanes[L];

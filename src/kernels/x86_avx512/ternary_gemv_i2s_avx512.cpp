@@ -93,51 +93,25 @@ void pair_dots(const uint8_t* tile_a, const uint8_t* tile_b, int64_t groups, con
   one_token_dots<kVnni, true, 2>(tiles, groups, q, out);
 }
 
-template <bool kVnni, bool kPrefetch, int kTokens>
-void tile_dots(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_stride, int32_t* out) {
+// kTokens tokens over kTiles tiles read side by side (1: a tile alone; 2:
+// two weight streams far apart, as pair_dots reads them for one token: with 4
+// tokens one stream per core had read at 62-69% of the bandwidth, its
+// prefetch stalling on full fill buffers, 4 and 8 KiB ahead no better):
+// out[(u * kTokens + t) * 16 ..] are tile u's dots for token t.
+template <bool kVnni, bool kPrefetch, int kTokens, int kTiles>
+void tokens_dots(const uint8_t* const* tile, int64_t groups, const int8_t* q, int64_t q_stride, int32_t* out) {
   const __m512i m0 = _mm512_set1_epi8(0x03), m1 = _mm512_set1_epi8(0x0C);
-  __m512i acc[kTokens][2];  // [token][scale 1 | scale 4]
-  #pragma GCC unroll 16
-  for (auto& token_acc : acc) token_acc[0] = token_acc[1] = _mm512_setzero_si512();
-  for (int64_t g = 0; g < groups; ++g) {
-    if constexpr (kPrefetch) _mm_prefetch(reinterpret_cast<const char*>(tile + 64 * g + kPrefetchBytes), _MM_HINT_T0);
-    const __m512i line = _mm512_load_si512(tile + 64 * g);
-    const __m512i high = _mm512_srli_epi16(line, 4);
-    const __m512i codes[4] = {_mm512_and_si512(line, m0), _mm512_and_si512(line, m1), _mm512_and_si512(high, m0),
-                              _mm512_and_si512(high, m1)};
-    #pragma GCC unroll 16
-    for (int t = 0; t < kTokens; ++t) {
-      const int8_t* qt = q + t * q_stride + 16 * g;
-      #pragma GCC unroll 16
-      for (int j = 0; j < 4; ++j) acc[t][j % 2] = dot_u8s8<kVnni>(acc[t][j % 2], codes[j], broadcast4(qt + 4 * j));
-    }
-  }
-  #pragma GCC unroll 16
-  for (int t = 0; t < kTokens; ++t)
-    _mm512_storeu_si512(out + 16 * t, _mm512_add_epi32(acc[t][0], exact_shift_right(acc[t][1], 2)));
-}
-
-// kTokens (2-4) tokens over two tiles read side by side, two weight streams
-// far apart as pair_dots reads them for one token, each line unpacked as
-// tile_dots does: out[(u * kTokens + t) * 16 ..] are tile u's dots for
-// token t. One stream per core had read at 62-69% of the bandwidth with 4
-// tokens (the prefetch stalling on full fill buffers; 4 and 8 KiB ahead no
-// better).
-template <bool kVnni, int kTokens>
-void pair_tokens_dots(const uint8_t* tile_a, const uint8_t* tile_b, int64_t groups, const int8_t* q, int64_t q_stride,
-                      int32_t* out) {
-  const __m512i m0 = _mm512_set1_epi8(0x03), m1 = _mm512_set1_epi8(0x0C);
-  const uint8_t* tile[2] = {tile_a, tile_b};
-  __m512i acc[2][kTokens][2];
+  __m512i acc[kTiles][kTokens][2];  // [tile][token][scale 1 | scale 4]
   #pragma GCC unroll 2
-  for (auto& u : acc)
-    #pragma GCC unroll 4
-    for (auto& t : u) t[0] = t[1] = _mm512_setzero_si512();
+  for (auto& tile_acc : acc)
+    #pragma GCC unroll 16
+    for (auto& token_acc : tile_acc) token_acc[0] = token_acc[1] = _mm512_setzero_si512();
   for (int64_t g = 0; g < groups; ++g) {
-    __m512i codes[2][4];
+    __m512i codes[kTiles][4];
     #pragma GCC unroll 2
-    for (int u = 0; u < 2; ++u) {
-      _mm_prefetch(reinterpret_cast<const char*>(tile[u] + 64 * g + kPrefetchBytes), _MM_HINT_T0);
+    for (int u = 0; u < kTiles; ++u) {
+      if constexpr (kPrefetch)
+        _mm_prefetch(reinterpret_cast<const char*>(tile[u] + 64 * g + kPrefetchBytes), _MM_HINT_T0);
       const __m512i line = _mm512_load_si512(tile[u] + 64 * g);
       const __m512i high = _mm512_srli_epi16(line, 4);
       codes[u][0] = _mm512_and_si512(line, m0);
@@ -145,22 +119,35 @@ void pair_tokens_dots(const uint8_t* tile_a, const uint8_t* tile_b, int64_t grou
       codes[u][2] = _mm512_and_si512(high, m0);
       codes[u][3] = _mm512_and_si512(high, m1);
     }
-    #pragma GCC unroll 4
+    #pragma GCC unroll 16
     for (int t = 0; t < kTokens; ++t) {
       const int8_t* qt = q + t * q_stride + 16 * g;
       #pragma GCC unroll 4
       for (int j = 0; j < 4; ++j) {
         const __m512i b = broadcast4(qt + 4 * j);
         #pragma GCC unroll 2
-        for (int u = 0; u < 2; ++u) acc[u][t][j % 2] = dot_u8s8<kVnni>(acc[u][t][j % 2], codes[u][j], b);
+        for (int u = 0; u < kTiles; ++u) acc[u][t][j % 2] = dot_u8s8<kVnni>(acc[u][t][j % 2], codes[u][j], b);
       }
     }
   }
   #pragma GCC unroll 2
-  for (int u = 0; u < 2; ++u)
-    #pragma GCC unroll 4
+  for (int u = 0; u < kTiles; ++u)
+    #pragma GCC unroll 16
     for (int t = 0; t < kTokens; ++t)
-      _mm512_storeu_si512(out + (u * kTokens + t) * 16, _mm512_add_epi32(acc[u][t][0], exact_shift_right(acc[u][t][1], 2)));
+      _mm512_storeu_si512(out + (u * kTokens + t) * 16,
+                          _mm512_add_epi32(acc[u][t][0], exact_shift_right(acc[u][t][1], 2)));
+}
+
+template <bool kVnni, bool kPrefetch, int kTokens>
+void tile_dots(const uint8_t* tile, int64_t groups, const int8_t* q, int64_t q_stride, int32_t* out) {
+  tokens_dots<kVnni, kPrefetch, kTokens, 1>(&tile, groups, q, q_stride, out);
+}
+
+template <bool kVnni, int kTokens>
+void pair_tokens_dots(const uint8_t* tile_a, const uint8_t* tile_b, int64_t groups, const int8_t* q, int64_t q_stride,
+                      int32_t* out) {
+  const uint8_t* tiles[2] = {tile_a, tile_b};
+  tokens_dots<kVnni, true, kTokens, 2>(tiles, groups, q, q_stride, out);
 }
 
 template <bool kVnni>
