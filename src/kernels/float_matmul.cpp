@@ -38,7 +38,8 @@ struct FloatIsa {
   // float_tile_tokens).
   int tile_tokens;
   FloatPanelGemm panel;
-  int lanes;         // floats per vector: tokens per packed vector of panel's x
+  int lanes;         // floats per vector of panel's packed x
+  int k_group;       // values of k per token in a vector (float_panel_order): lanes / k_group tokens
   int panel_tokens;  // tokens from which panel beats the tiles (measured: see FloatMatmul::forward)
 };
 
@@ -54,6 +55,7 @@ class FloatMatmul final : public Matmul {
         dequantize_(isa.dequantize),
         panel_(isa.panel),
         lanes_(isa.lanes),
+        k_group_(isa.k_group),
         panel_tokens_(isa.panel_tokens),
         block_size_(ggml_type_info(w.type).block_size),
         block_bytes_(ggml_type_info(w.type).block_bytes),
@@ -78,11 +80,14 @@ class FloatMatmul final : public Matmul {
   // rows in L1 (the k-quants dequantized to floats first) while each block of
   // tile_tokens_ tokens passes over them. From panel_tokens_ on:
   // FloatPanelGemm, tokens in the lanes. On an Intel Xeon (one thread, a
-  // 16384 x 2560 matrix; docs/performance.md "Session 31") the AVX-512 panels
-  // ran F16 and Q4_K at 1.1-1.3x the tiles' multiply-adds per second at 12 to
-  // 16 tokens and 1.4-2.9x from 32 on, yet 0.8x at 8 (half the lanes empty):
-  // 12 on. With AVX2 (8 lanes) 0.85-0.9x at 8 and 12 tokens, 1.15-2x from 16:
-  // 16 on (NEON too, unmeasured).
+  // 16384 x 2560 matrix; docs/performance.md "Session 31", "Session 32") the
+  // AVX-512 panels with a lane per token ran F16 and Q4_K at 1.1-1.3x the
+  // tiles' multiply-adds per second at 12 to 16 tokens and 1.4-2.9x from 32
+  // on, yet 0.8x at 8 (half the lanes empty); with lane pairs (8 tokens a
+  // vector) 8 tokens run at 1.4x the tiles (F16; Q4_K 1.17x), and 5 and 6
+  // sequences decoding together alike or 2-3% faster: 5 on. With AVX2 (8
+  // lanes, one per token) 0.85-0.9x at 8 and 12 tokens, 1.15-2x from 16: 16
+  // on (NEON too, unmeasured).
   void forward(const ActivationBatch& in, float* y, ThreadPool& pool) const override {
     if (in.k() != cols_) fail("tensor ", name_, ": input has ", in.k(), " features, matrix has ", cols_);
     // Tiles of few tokens with an offset per sub-block (Q2_K, Q4_K, Q5_K,
@@ -103,13 +108,13 @@ class FloatMatmul final : public Matmul {
     // have thread_locals of their own, so they take this one's by pointer.
     const bool panels = in.tokens() >= panel_tokens_;
     thread_local AlignedBuffer<float> packed;
-    const int64_t vectors = (in.tokens() + lanes_ - 1) / lanes_;
-    if (panels && packed.size() < static_cast<size_t>(vectors * lanes_ * cols_))
-      packed = AlignedBuffer<float>(static_cast<size_t>(vectors * lanes_ * cols_));
+    const int64_t vectors = (in.tokens() + vector_tokens() - 1) / vector_tokens();
+    if (panels && packed.size() < static_cast<size_t>(vectors * packed_floats()))
+      packed = AlignedBuffer<float>(static_cast<size_t>(vectors * packed_floats()));
     float* const xt = packed.data();
     if (panels)
       pool.parallel_for(vectors, 1, [&](int64_t begin, int64_t end, int) {
-        for (int64_t v = begin; v < end; ++v) pack_tokens(in, v, xt + v * lanes_ * cols_);
+        for (int64_t v = begin; v < end; ++v) pack_tokens(in, v, xt + v * packed_floats());
       });
     const int64_t tiles = (rows_ + kFloatTileRows - 1) / kFloatTileRows;
     // Many chunks per thread: dynamic balance across fast and slow cores.
@@ -131,7 +136,7 @@ class FloatMatmul final : public Matmul {
             const int rows = static_cast<int>(std::min<int64_t>(kFloatPanelRows, r1 - p));
             const int next = static_cast<int>(std::min<int64_t>(kFloatPanelRows, r1 - p - rows));
             panel_(weights_.data() + p * row_bytes_, row_bytes_, rows, dequantize_, block_size_, block_bytes_,
-                   xt + t0 * cols_, tokens, cols_, y + t0 * rows_ + p, rows_, next);
+                   xt + t0 / vector_tokens() * packed_floats(), tokens, cols_, y + t0 * rows_ + p, rows_, next);
           }
         }
       }
@@ -165,13 +170,19 @@ class FloatMatmul final : public Matmul {
     }
   }
 
-  // Token vector v of `in` as FloatPanelGemm reads it: k steps of lanes_ floats.
+  int64_t vector_tokens() const { return lanes_ / k_group_; }
+  // Floats per packed token vector: steps of k_group_ values of k, lanes_ each.
+  int64_t packed_floats() const { return (cols_ + k_group_ - 1) / k_group_ * lanes_; }
+
+  // Token vector v of `in` as FloatPanelGemm reads it: step i's lanes hold
+  // its tokens' k_group_ values of k from i * k_group_ each, 0 past the end.
   void pack_tokens(const ActivationBatch& in, int64_t v, float* xt) const {
-    const int64_t t0 = v * lanes_, n = std::min<int64_t>(lanes_, in.tokens() - t0);
-    if (n < lanes_) std::fill(xt, xt + lanes_ * cols_, 0.0f);
+    const int64_t t0 = v * vector_tokens(), n = std::min<int64_t>(vector_tokens(), in.tokens() - t0);
+    const int64_t g = k_group_;
+    if (n < vector_tokens() || cols_ % g != 0) std::fill(xt, xt + packed_floats(), 0.0f);
     for (int64_t j = 0; j < n; ++j) {
       const float* x = in.x() + (t0 + j) * cols_;
-      for (int64_t i = 0; i < cols_; ++i) xt[i * lanes_ + j] = x[i];
+      for (int64_t i = 0; i < cols_; ++i) xt[i / g * lanes_ + j * g + i % g] = x[i];
     }
   }
 
@@ -182,7 +193,8 @@ class FloatMatmul final : public Matmul {
   int tile_tokens_;                // tokens per tile call beyond one call's: what fits the registers
   FloatRowDequantize dequantize_;  // from panel_tokens_ on: panels of rows in floats ...
   FloatPanelGemm panel_;           // ... times the tokens, packed
-  int lanes_;                      // tokens per packed vector: the ISA's floats per vector
+  int lanes_;                      // floats per packed vector: the ISA's
+  int k_group_;                    // values of k per token and vector: lanes_ / k_group_ tokens
   int panel_tokens_;               // tokens from which the panels run
   int64_t block_size_, block_bytes_;  // the type's values and bytes per block
   int64_t row_bytes_;
@@ -195,10 +207,10 @@ FloatIsa pick_isa(GgmlType type, const CpuFeatures& cpu) {
 #if LOWBIT_X86_KERNELS
   if (cpu.has_avx512_level())
     return {"avx512", float_tile_dots_avx512(type, float_prefetch_for(cpu.vendor_amd)), float_row_dequantize_avx512(type),
-            float_tile_dots_avx512(GgmlType::F32, FloatPrefetch::None), 4, float_panel_gemm_avx512(), 16, 12};
+            float_tile_dots_avx512(GgmlType::F32, FloatPrefetch::None), 4, float_panel_gemm_avx512(), 16, 2, 5};
   if (cpu.has_avx2_level())
     return {"avx2", float_tile_dots_avx2(type, float_prefetch_for(cpu.vendor_amd)), float_row_dequantize_avx2(type),
-            float_tile_dots_avx2(GgmlType::F32, FloatPrefetch::None), 3, float_panel_gemm_avx2(), 8, 16};
+            float_tile_dots_avx2(GgmlType::F32, FloatPrefetch::None), 3, float_panel_gemm_avx2(), 8, 1, 16};
 #endif
 #if LOWBIT_NEON_KERNELS
   // NEON's 8-lane vectors are register pairs: 2 tokens keep a 4-row tile's
@@ -206,9 +218,9 @@ FloatIsa pick_isa(GgmlType type, const CpuFeatures& cpu) {
   // registers (not measured on Arm hardware).
   if (cpu.has_neon_level())
     return {"neon", float_tile_dots_neon(type, FloatPrefetch::None), float_row_dequantize_neon(type),
-            float_tile_dots_neon(GgmlType::F32, FloatPrefetch::None), 2, float_panel_gemm_neon(), 8, 16};
+            float_tile_dots_neon(GgmlType::F32, FloatPrefetch::None), 2, float_panel_gemm_neon(), 8, 1, 16};
 #endif
-  return {"", nullptr, nullptr, nullptr, 0, nullptr, 0, 0};
+  return {"", nullptr, nullptr, nullptr, 0, nullptr, 0, 0, 0};
 }
 
 // Every family here reads rows in the file's layout, converted to float on the fly.
@@ -230,6 +242,11 @@ std::unique_ptr<Matmul> make(const WeightView& w, const CpuFeatures& cpu, Thread
 }
 
 }  // namespace
+
+FloatPanelOrder float_panel_order(const CpuFeatures& cpu) {
+  const FloatIsa isa = pick_isa(GgmlType::F16, cpu);
+  return {isa.panel_tokens, isa.k_group};
+}
 
 KernelFamily float_kernel_family() {
   return {"f16", "F16 / BF16 / F32 x float, float accumulation (AVX2+F16C / AVX-512)", score<is_float_type>,

@@ -8,6 +8,7 @@
 #include "core/half.h"
 #include "core/rng.h"
 #include "kernels/dispatch.h"
+#include "kernels/float_matmul.h"
 #include "kernels/float_tile_dots.h"
 #include "quant/weight_format.h"
 #include "ternary_test_support.h"
@@ -210,13 +211,15 @@ TEST(KQuantKernels, MatchReferenceAtEveryIsa) {
 #endif
 
 #if LOWBIT_X86_KERNELS || LOWBIT_NEON_KERNELS
-// A vector of tokens or more (16 with AVX-512, 8 with AVX2 and NEON) go through
-// the panels, tokens in the lanes (simd_float_panel_body.h): every (row,
-// token) is one FMA chain over k in order from 0 on the row's values as the
-// reference dequantizes them, so it must equal the scalar chain bit for bit,
-// for every shape (k across chunks of 256 and not; rows past a panel) and
-// token count, at every ISA level, whatever the thread count.
-TEST(FloatKernel, ManyTokensAreOneFmaChainPerRowAndToken) {
+// From the panels' threshold on (float_panel_order: 5 tokens with AVX-512,
+// 16 with AVX2 and NEON) many tokens go through the panels, tokens in the
+// lanes (simd_float_panel_body.h): every (row, token) is k_group FMA chains
+// over k in order from 0 (AVX-512: the even values of k and the odd ones, as
+// lane pairs), on the row's values as the reference dequantizes them, added
+// at the end. So it must equal that scalar model bit for bit, for every
+// shape (k across chunks of 256 and not, odd; rows past a panel) and token
+// count, at every ISA level, whatever the thread count.
+TEST(FloatKernel, ManyTokensAreFmaChainsPerRowAndToken) {
   const auto variants = isa_variants();
   ASSERT_FALSE(variants.empty()) << "this CPU has neither AVX2 nor NEON: the float families cannot run";
   struct Case {
@@ -239,18 +242,26 @@ TEST(FloatKernel, ManyTokensAreOneFmaChainPerRowAndToken) {
       std::vector<float> values(static_cast<size_t>(rows * cols));
       for (int64_t r = 0; r < rows; ++r)
         weight_format(c.type).dequantize_row(w.data() + r * ggml_row_bytes(c.type, cols), values.data() + r * cols, cols);
-      for (const int64_t tokens : {16, 17, 40, 64, 65, 130}) {
+      for (const int64_t tokens : {5, 8, 9, 12, 16, 17, 40, 64, 65, 130}) {
         const auto x = random_activations(tokens, cols, static_cast<uint64_t>(tokens * 3 + cols));
         ActivationBatch in(tokens, cols);
         in.set(x.data(), tokens, cols);
-        std::vector<float> want(static_cast<size_t>(tokens * rows));
-        for (int64_t t = 0; t < tokens; ++t)
-          for (int64_t r = 0; r < rows; ++r) {
-            float acc = 0.0f;
-            for (int64_t k = 0; k < cols; ++k) acc = std::fma(x[t * cols + k], values[r * cols + k], acc);
-            want[t * rows + r] = acc;
-          }
-        for (const auto& v : variants)
+        for (const auto& v : variants) {
+          const FloatPanelOrder order = float_panel_order(v.cpu);
+          ASSERT_GE(order.k_group, 1) << v.name;
+          if (tokens < order.from_tokens) continue;  // the tiles': other tests
+          // k_group chains, chain g over k = g, g + k_group, ...; an odd k's
+          // last pair padded with 0 x 0.
+          std::vector<float> want(static_cast<size_t>(tokens * rows));
+          const int64_t g = order.k_group, padded = (cols + g - 1) / g * g;
+          for (int64_t t = 0; t < tokens; ++t)
+            for (int64_t r = 0; r < rows; ++r) {
+              float chains[2] = {0.0f, 0.0f};
+              for (int64_t k = 0; k < padded; ++k)
+                chains[k % g] = k < cols ? std::fma(x[t * cols + k], values[r * cols + k], chains[k % g])
+                                         : std::fma(0.0f, 0.0f, chains[k % g]);
+              want[t * rows + r] = g == 1 ? chains[0] : chains[0] + chains[1];
+            }
           for (const int threads : {1, 2}) {
             ThreadPool pool(threads);
             const auto kernel = find_kernel_family(c.family)->make(view, v.cpu, pool);
@@ -262,6 +273,7 @@ TEST(FloatKernel, ManyTokensAreOneFmaChainPerRowAndToken) {
                   << tokens << " token " << i / static_cast<size_t>(rows) << " row " << i % static_cast<size_t>(rows)
                   << ": " << got[i] << " vs " << want[i] << " (threads " << threads << ")";
           }
+        }
       }
     }
   }

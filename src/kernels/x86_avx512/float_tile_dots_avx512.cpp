@@ -13,6 +13,6 @@ FloatRowDequantize float_row_dequantize_avx512(GgmlType type) { return simd::flo
 // Register groups of 16 rows x 16 tokens (16 accumulators and a token vector;
 // the broadcasts are FMA operands) or 12 rows x 32 tokens (24 accumulators,
 // two token vectors and a broadcast) in the 32 zmm registers.
-FloatPanelGemm float_panel_gemm_avx512() { return simd::float_panel_gemm<simd::Avx512, 16, 12>; }
+FloatPanelGemm float_panel_gemm_avx512() { return simd::float_panel_gemm<simd::Avx512, 16, 12, 2>; }
 
 }  // namespace lowbit

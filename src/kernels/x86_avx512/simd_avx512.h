@@ -35,6 +35,12 @@ struct Avx512 {
 
   static V zero() { return _mm512_setzero_ps(); }
   static V set1(float v) { return _mm512_set1_ps(v); }
+  // p[0], p[1] in the even and odd lanes (one 64-bit broadcast load).
+  static V set1_pair(const float* p) {
+    double pair;
+    __builtin_memcpy(&pair, p, sizeof(pair));
+    return _mm512_castpd_ps(_mm512_set1_pd(pair));
+  }
   static V load(const float* p) { return _mm512_loadu_ps(p); }
   static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
   // The first n (< kLanes) lanes; the rest read as 0 / are left alone.
