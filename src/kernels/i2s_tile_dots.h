@@ -26,7 +26,7 @@ using I2sPairDots = void (*)(const uint8_t* tile_a, const uint8_t* tile_b, int64
 // 2 to kI2sMaxPairTokens tokens, two tiles of the same width read side by
 // side: out[(u * tokens + t) * 16 + r] is tile u's (a: 0, b: 1) dot of row r
 // with token t (q rows q_stride apart), as I2sTileDots gives them.
-inline constexpr int kI2sMaxPairTokens = 4;
+inline constexpr int kI2sMaxPairTokens = 8;
 using I2sPairTokenDots = void (*)(const uint8_t* tile_a, const uint8_t* tile_b, int64_t groups, const int8_t* q,
                                   int64_t q_stride, int tokens, int32_t* out /* [2][tokens][16] */);
 

@@ -155,8 +155,9 @@ TEST(ForwardTogether, I2sPairedUnitsMatchOneForwardPerMatrixBitwise) {
   expect_amd_pairs_match_one_forward_per_matrix("i2s", cpu);
 }
 
-// i2s with AVX-512 pairs on Intel, for 1 to 4 tokens (2, 3, 4 sequences
-// decoding together), with VNNI and without.
+// i2s with AVX-512 pairs on Intel, for 1 to 8 tokens (2 to 8 sequences
+// decoding together; 5 to 8 with one accumulator per tile and token), with
+// VNNI and without.
 TEST(ForwardTogether, I2sAvx512PairedTokensMatchOneForwardPerMatrixBitwise) {
   const CpuFeatures cpu = cpu_features();
   if (!cpu.has_avx512_level()) GTEST_SKIP() << "i2s's AVX-512 pairs need AVX-512, which this CPU lacks";
@@ -166,7 +167,7 @@ TEST(ForwardTogether, I2sAvx512PairedTokensMatchOneForwardPerMatrixBitwise) {
     intel.amx_int8 = amd.amx_int8 = false;
     intel.vendor_amd = false;
     amd.vendor_amd = true;
-    expect_pairs_match_one_forward_per_matrix("i2s", intel, amd, {1, 2, 3, 4});
+    expect_pairs_match_one_forward_per_matrix("i2s", intel, amd, {1, 2, 3, 4, 5, 6, 7, 8});
   }
 }
 

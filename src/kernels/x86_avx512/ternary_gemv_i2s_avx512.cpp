@@ -100,12 +100,18 @@ void pair_dots(const uint8_t* tile_a, const uint8_t* tile_b, int64_t groups, con
 // out[(u * kTokens + t) * 16 ..] are tile u's dots for token t.
 template <bool kVnni, bool kPrefetch, int kTokens, int kTiles>
 void tokens_dots(const uint8_t* const* tile, int64_t groups, const int8_t* q, int64_t q_stride, int32_t* out) {
-  const __m512i m0 = _mm512_set1_epi8(0x03), m1 = _mm512_set1_epi8(0x0C);
-  __m512i acc[kTiles][kTokens][2];  // [tile][token][scale 1 | scale 4]
+  // Codes 1 and 3 of a byte are taken as masked (4 times the code, one
+  // accumulator each: a shift saved per line) while the accumulators fit the
+  // registers, and shifted down into one accumulator per tile and token
+  // beyond that (two tiles of 5 to 8 tokens).
+  constexpr int kAcc = kTiles * kTokens <= 8 ? 2 : 1;
+  const __m512i m0 = _mm512_set1_epi8(0x03), m1 = _mm512_set1_epi8(kAcc == 2 ? 0x0C : 0x03);
+  __m512i acc[kTiles][kTokens][kAcc];  // [tile][token][scale 1 | scale 4]
   #pragma GCC unroll 2
   for (auto& tile_acc : acc)
     #pragma GCC unroll 16
-    for (auto& token_acc : tile_acc) token_acc[0] = token_acc[1] = _mm512_setzero_si512();
+    for (auto& token_acc : tile_acc)
+      for (auto& a : token_acc) a = _mm512_setzero_si512();
   for (int64_t g = 0; g < groups; ++g) {
     __m512i codes[kTiles][4];
     #pragma GCC unroll 2
@@ -115,9 +121,9 @@ void tokens_dots(const uint8_t* const* tile, int64_t groups, const int8_t* q, in
       const __m512i line = _mm512_load_si512(tile[u] + 64 * g);
       const __m512i high = _mm512_srli_epi16(line, 4);
       codes[u][0] = _mm512_and_si512(line, m0);
-      codes[u][1] = _mm512_and_si512(line, m1);
+      codes[u][1] = _mm512_and_si512(kAcc == 2 ? line : _mm512_srli_epi16(line, 2), m1);
       codes[u][2] = _mm512_and_si512(high, m0);
-      codes[u][3] = _mm512_and_si512(high, m1);
+      codes[u][3] = _mm512_and_si512(kAcc == 2 ? high : _mm512_srli_epi16(line, 6), m1);
     }
     #pragma GCC unroll 16
     for (int t = 0; t < kTokens; ++t) {
@@ -126,7 +132,7 @@ void tokens_dots(const uint8_t* const* tile, int64_t groups, const int8_t* q, in
       for (int j = 0; j < 4; ++j) {
         const __m512i b = broadcast4(qt + 4 * j);
         #pragma GCC unroll 2
-        for (int u = 0; u < kTiles; ++u) acc[u][t][j % 2] = dot_u8s8<kVnni>(acc[u][t][j % 2], codes[u][j], b);
+        for (int u = 0; u < kTiles; ++u) acc[u][t][j % kAcc] = dot_u8s8<kVnni>(acc[u][t][j % kAcc], codes[u][j], b);
       }
     }
   }
@@ -135,7 +141,8 @@ void tokens_dots(const uint8_t* const* tile, int64_t groups, const int8_t* q, in
     #pragma GCC unroll 16
     for (int t = 0; t < kTokens; ++t)
       _mm512_storeu_si512(out + (u * kTokens + t) * 16,
-                          _mm512_add_epi32(acc[u][t][0], exact_shift_right(acc[u][t][1], 2)));
+                          kAcc == 2 ? _mm512_add_epi32(acc[u][t][0], exact_shift_right(acc[u][t][kAcc - 1], 2))
+                                    : acc[u][t][0]);
 }
 
 template <bool kVnni, bool kPrefetch, int kTokens>
@@ -156,7 +163,11 @@ void pair_tokens_any(const uint8_t* tile_a, const uint8_t* tile_b, int64_t group
   switch (tokens) {
     case 2: return pair_tokens_dots<kVnni, 2>(tile_a, tile_b, groups, q, q_stride, out);
     case 3: return pair_tokens_dots<kVnni, 3>(tile_a, tile_b, groups, q, q_stride, out);
-    default: return pair_tokens_dots<kVnni, 4>(tile_a, tile_b, groups, q, q_stride, out);
+    case 4: return pair_tokens_dots<kVnni, 4>(tile_a, tile_b, groups, q, q_stride, out);
+    case 5: return pair_tokens_dots<kVnni, 5>(tile_a, tile_b, groups, q, q_stride, out);
+    case 6: return pair_tokens_dots<kVnni, 6>(tile_a, tile_b, groups, q, q_stride, out);
+    case 7: return pair_tokens_dots<kVnni, 7>(tile_a, tile_b, groups, q, q_stride, out);
+    default: return pair_tokens_dots<kVnni, 8>(tile_a, tile_b, groups, q, q_stride, out);
   }
 }
 
