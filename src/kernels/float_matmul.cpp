@@ -37,9 +37,7 @@ struct FloatIsa {
   // tokens at a time (0.59 against 0.88 cycles per 8 weight-tokens on a Zen 3:
   // float_tile_tokens).
   int tile_tokens;
-  FloatPanelGemm panel;
-  int lanes;         // floats per vector of panel's packed x
-  int k_group;       // values of k per token in a vector (float_panel_order): lanes / k_group tokens
+  FloatPanelKernel panel;
   int panel_tokens;  // tokens from which panel beats the tiles (measured: see FloatMatmul::forward)
 };
 
@@ -53,9 +51,9 @@ class FloatMatmul final : public Matmul {
         f32_dots_(isa.f32_dots),
         tile_tokens_(isa.tile_tokens),
         dequantize_(isa.dequantize),
-        panel_(isa.panel),
-        lanes_(isa.lanes),
-        k_group_(isa.k_group),
+        panel_(isa.panel.gemm),
+        lanes_(isa.panel.lanes),
+        k_group_(isa.panel.k_group),
         panel_tokens_(isa.panel_tokens),
         block_size_(ggml_type_info(w.type).block_size),
         block_bytes_(ggml_type_info(w.type).block_bytes),
@@ -174,15 +172,16 @@ class FloatMatmul final : public Matmul {
   // Floats per packed token vector: steps of k_group_ values of k, lanes_ each.
   int64_t packed_floats() const { return (cols_ + k_group_ - 1) / k_group_ * lanes_; }
 
-  // Token vector v of `in` as FloatPanelGemm reads it: step i's lanes hold
-  // its tokens' k_group_ values of k from i * k_group_ each, 0 past the end.
+  // Token vector v of `in` as FloatPanelGemm reads it: step s's lanes hold
+  // its tokens' k_group_ values of k from s * k_group_ each, 0 past the end.
   void pack_tokens(const ActivationBatch& in, int64_t v, float* xt) const {
     const int64_t t0 = v * vector_tokens(), n = std::min<int64_t>(vector_tokens(), in.tokens() - t0);
     const int64_t g = k_group_;
     if (n < vector_tokens() || cols_ % g != 0) std::fill(xt, xt + packed_floats(), 0.0f);
     for (int64_t j = 0; j < n; ++j) {
       const float* x = in.x() + (t0 + j) * cols_;
-      for (int64_t i = 0; i < cols_; ++i) xt[i / g * lanes_ + j * g + i % g] = x[i];
+      for (int64_t s = 0; s * g < cols_; ++s)
+        for (int64_t p = 0; p < std::min(g, cols_ - s * g); ++p) xt[s * lanes_ + j * g + p] = x[s * g + p];
     }
   }
 
@@ -207,10 +206,10 @@ FloatIsa pick_isa(GgmlType type, const CpuFeatures& cpu) {
 #if LOWBIT_X86_KERNELS
   if (cpu.has_avx512_level())
     return {"avx512", float_tile_dots_avx512(type, float_prefetch_for(cpu.vendor_amd)), float_row_dequantize_avx512(type),
-            float_tile_dots_avx512(GgmlType::F32, FloatPrefetch::None), 4, float_panel_gemm_avx512(), 16, 2, 5};
+            float_tile_dots_avx512(GgmlType::F32, FloatPrefetch::None), 4, float_panel_gemm_avx512(), 5};
   if (cpu.has_avx2_level())
     return {"avx2", float_tile_dots_avx2(type, float_prefetch_for(cpu.vendor_amd)), float_row_dequantize_avx2(type),
-            float_tile_dots_avx2(GgmlType::F32, FloatPrefetch::None), 3, float_panel_gemm_avx2(), 8, 1, 16};
+            float_tile_dots_avx2(GgmlType::F32, FloatPrefetch::None), 3, float_panel_gemm_avx2(), 16};
 #endif
 #if LOWBIT_NEON_KERNELS
   // NEON's 8-lane vectors are register pairs: 2 tokens keep a 4-row tile's
@@ -218,9 +217,9 @@ FloatIsa pick_isa(GgmlType type, const CpuFeatures& cpu) {
   // registers (not measured on Arm hardware).
   if (cpu.has_neon_level())
     return {"neon", float_tile_dots_neon(type, FloatPrefetch::None), float_row_dequantize_neon(type),
-            float_tile_dots_neon(GgmlType::F32, FloatPrefetch::None), 2, float_panel_gemm_neon(), 8, 1, 16};
+            float_tile_dots_neon(GgmlType::F32, FloatPrefetch::None), 2, float_panel_gemm_neon(), 16};
 #endif
-  return {"", nullptr, nullptr, nullptr, 0, nullptr, 0, 0, 0};
+  return {"", nullptr, nullptr, nullptr, 0, {nullptr, 0, 0}, 0};
 }
 
 // Every family here reads rows in the file's layout, converted to float on the fly.
@@ -245,7 +244,7 @@ std::unique_ptr<Matmul> make(const WeightView& w, const CpuFeatures& cpu, Thread
 
 FloatPanelOrder float_panel_order(const CpuFeatures& cpu) {
   const FloatIsa isa = pick_isa(GgmlType::F16, cpu);
-  return {isa.panel_tokens, isa.k_group};
+  return {isa.panel_tokens, isa.panel.k_group};
 }
 
 KernelFamily float_kernel_family() {

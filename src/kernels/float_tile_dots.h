@@ -61,13 +61,14 @@ using FloatRowDequantize = void (*)(const uint8_t* row, int64_t blocks, float* o
 // Many tokens: `rows` <= kFloatPanelRows rows of the tile's type (row r at
 // w + r * row_bytes, k values), read through `dequantize` (blocks of
 // block_size values, block_bytes each), times `tokens` <= kFloatPanelTokens
-// inputs packed with the tokens in the lanes: vector v of `lanes` tokens as k
-// steps of `lanes` floats (0 past the last token),
-//   xt[(v * k + i) * lanes + j] = x[v * lanes + j][i],
+// inputs packed with the tokens in the lanes: vector v of lanes / g tokens
+// (g = FloatPanelKernel::k_group) as ceil(k / g) steps of `lanes` floats, 0
+// past the last token and past k,
+//   xt[(v * ceil(k / g) + i / g) * lanes + j * g + i % g] = x[v * lanes / g + j][i],
 //   y[t * y_stride + r] = sum_k w[r][k] * x[t][k]
-// as one FMA chain over k in order per (row, token), from 0
+// as g FMA chains over k in order per (row, token), from 0, added at the end
 // (simd_float_panel_body.h). next_rows rows follow the panel's in memory, the
-// next panel the caller takes: their start is prefetched.
+// next panel the caller takes: they are prefetched.
 // Rows, tokens and values of k a panel takes at a time (a chunk: every block
 // size the family reads divides it).
 inline constexpr int kFloatPanelRows = 16;
@@ -76,9 +77,16 @@ inline constexpr int64_t kFloatPanelChunk = 256;
 using FloatPanelGemm = void (*)(const uint8_t* w, int64_t row_bytes, int rows, FloatRowDequantize dequantize,
                                 int64_t block_size, int64_t block_bytes, const float* xt, int tokens, int64_t k,
                                 float* y, int64_t y_stride, int next_rows);
-FloatPanelGemm float_panel_gemm_avx512();
-FloatPanelGemm float_panel_gemm_avx2();
-FloatPanelGemm float_panel_gemm_neon();
+// An ISA's panel GEMM and the packing it reads: floats per vector, and values
+// of k per token in a vector (1: a lane per token; 2: lane pairs).
+struct FloatPanelKernel {
+  FloatPanelGemm gemm;
+  int lanes;
+  int k_group;
+};
+FloatPanelKernel float_panel_gemm_avx512();
+FloatPanelKernel float_panel_gemm_avx2();
+FloatPanelKernel float_panel_gemm_neon();
 FloatRowDequantize float_row_dequantize_avx512(GgmlType type);
 FloatRowDequantize float_row_dequantize_avx2(GgmlType type);
 FloatTileDots float_tile_dots_neon(GgmlType type, FloatPrefetch prefetch);

@@ -129,10 +129,11 @@ class I2sMatmul final : public TernaryMatmul {
     forward_tokens(in, y, begin, end, n);
   }
 
-  // Same width, so the same spans. A few tokens too where the ISA has the
-  // form (AVX-512 on Intel): 2, 3 and 4 sequences decoding together ran
-  // 8-11% faster at 2 threads, their matrices having read one stream per
-  // core at 62-69% of the read bandwidth (docs/performance.md "Session 31").
+  // Same width, so the same spans. Up to kI2sMaxPairTokens tokens too where
+  // the ISA has the form (AVX-512 on Intel): 2, 3 and 4 sequences decoding
+  // together ran 8-11% faster at 2 threads, their matrices having read one
+  // stream per core at 62-69% of the read bandwidth, 5-8 sequences 3-8%
+  // (docs/performance.md "Session 31", "Session 32").
   // The prefill GEMMs (AMX, lookup) take their token counts whole instead.
   bool pairs_with(const Matmul& other, int64_t tokens) const override {
     const auto* o = dynamic_cast<const I2sMatmul*>(&other);

@@ -13,6 +13,9 @@ FloatRowDequantize float_row_dequantize_neon(GgmlType type) { return simd::float
 // NEON's 8-lane vectors are register pairs: groups of 8 rows x 8 tokens or
 // 4 rows x 16 keep 16 registers of accumulators and up to 6 of tokens and
 // broadcast (not measured on Arm hardware).
-FloatPanelGemm float_panel_gemm_neon() { return simd::float_panel_gemm<simd::Neon, 8, 4, 1>; }
+FloatPanelKernel float_panel_gemm_neon() {
+  constexpr int kGroup = 1;
+  return {simd::float_panel_gemm<simd::Neon, 8, 4, kGroup>, simd::Neon::kLanes, kGroup};
+}
 
 }  // namespace lowbit

@@ -12,6 +12,9 @@ FloatRowDequantize float_row_dequantize_avx2(GgmlType type) { return simd::float
 
 // Register groups of 12 rows x 8 tokens (12 accumulators, a token vector and a
 // broadcast) or 6 rows x 16 tokens (12, two and one) in the 16 ymm registers.
-FloatPanelGemm float_panel_gemm_avx2() { return simd::float_panel_gemm<simd::Avx2, 12, 6, 1>; }
+FloatPanelKernel float_panel_gemm_avx2() {
+  constexpr int kGroup = 1;
+  return {simd::float_panel_gemm<simd::Avx2, 12, 6, kGroup>, simd::Avx2::kLanes, kGroup};
+}
 
 }  // namespace lowbit
