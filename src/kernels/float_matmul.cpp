@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "kernels/f16_panels.h"
 #include "kernels/float_tile_dots.h"
 #include "kernels/owned_rows.h"
 
@@ -202,6 +203,51 @@ class FloatMatmul final : public Matmul {
   int64_t xsum_group_;  // float_xsum_group: 0, 16 or 32
 };
 
+#if LOWBIT_X86_KERNELS
+// F16 with AVX-512: the rows repacked into panels (f16_panels.h), every
+// token count through one GEMM (one FMA chain per row and token).
+class F16PanelMatmul final : public Matmul {
+ public:
+  F16PanelMatmul(const WeightView& w, const std::string& kernel_name, ThreadPool& pool)
+      : Matmul(w.rows, w.cols), name_(w.name), kernel_name_(kernel_name), panels_(pack_f16_panels(w, pool)) {}
+
+  std::string kernel_name() const override { return kernel_name_; }
+  bool uses_int8_activations() const override { return false; }
+  int64_t weight_bytes() const override { return rows_ * cols_ * 2; }
+
+  void forward(const ActivationBatch& in, float* y, ThreadPool& pool) const override {
+    if (in.k() != cols_) fail("tensor ", name_, ": input has ", in.k(), " features, matrix has ", cols_);
+    const int64_t panels = (rows_ + kF16PanelRows - 1) / kF16PanelRows;
+    // Many chunks per thread: dynamic balance across fast and slow cores.
+    const int64_t chunk = std::max<int64_t>(1, panels / (16 * pool.size()));
+    const auto panel = [&](int64_t p) { return panels_.data() + p * kF16PanelRows * cols_; };
+    const auto rows_of = [&](int64_t p) { return static_cast<int>(std::min<int64_t>(kF16PanelRows, rows_ - p * kF16PanelRows)); };
+    pool.parallel_for(panels, chunk, [&](int64_t begin, int64_t end, int) {
+      if (in.tokens() <= kF16PairTokens) {
+        // The chunk's halves side by side.
+        const int64_t half = (end - begin) / 2;
+        for (int64_t i = 0; i < half; ++i) {
+          const int64_t a = begin + i, b = begin + half + i;
+          f16_panel_pair_avx512(panel(a), panel(b), cols_, in.x(), cols_, static_cast<int>(in.tokens()),
+                                y + a * kF16PanelRows, y + b * kF16PanelRows, rows_, rows_of(a), rows_of(b));
+        }
+        begin += 2 * half;
+      }
+      for (int64_t p = begin; p < end; ++p) {
+        const int64_t r0 = p * kF16PanelRows;
+        f16_panel_gemm_avx512(panel(p), cols_, in.x(), cols_, in.tokens(), y + r0, rows_,
+                              static_cast<int>(std::min<int64_t>(kF16PanelRows, rows_ - r0)));
+      }
+    });
+  }
+
+ private:
+  std::string name_;  // the tensor's, for errors
+  std::string kernel_name_;
+  AlignedBuffer<uint16_t> panels_;  // pack_f16_panels
+};
+#endif
+
 FloatIsa pick_isa(GgmlType type, const CpuFeatures& cpu) {
 #if LOWBIT_X86_KERNELS
   if (cpu.has_avx512_level())
@@ -237,13 +283,20 @@ std::unique_ptr<Matmul> make(const WeightView& w, const CpuFeatures& cpu, Thread
   if (score<kAccepts>(w, cpu) == 0)
     fail("tensor ", w.name, ": kernel ", family, " needs ", types, " weights with whole blocks per row and AVX2 + F16C (or NEON: float and Q6_K, Q3_K, IQ4_XS)",
          " (type ", ggml_type_name(w.type), ", ", w.cols, " columns, cpu: ", cpu.describe(), ")");
+#if LOWBIT_X86_KERNELS
+  if (w.type == GgmlType::F16 && cpu.has_avx512_level())
+    return std::make_unique<F16PanelMatmul>(w, cat(family, "/", isa.name), pool);
+#endif
   return std::make_unique<FloatMatmul>(w, isa, cat(family, "/", isa.name), pool);
 }
 
 }  // namespace
 
-FloatPanelOrder float_panel_order(const CpuFeatures& cpu) {
-  const FloatIsa isa = pick_isa(GgmlType::F16, cpu);
+FloatPanelOrder float_panel_order(const CpuFeatures& cpu, GgmlType type) {
+#if LOWBIT_X86_KERNELS
+  if (type == GgmlType::F16 && cpu.has_avx512_level()) return {1, 1};
+#endif
+  const FloatIsa isa = pick_isa(type, cpu);
   return {isa.panel_tokens, isa.panel.k_group};
 }
 

@@ -28,14 +28,15 @@ KernelFamily q3_k_kernel_family();
 KernelFamily q4_1_kernel_family();
 KernelFamily iq4_xs_kernel_family();
 
-// The order in which these families sum many tokens on a CPU: from
-// from_tokens tokens on, each (row, token) as k_group FMA chains over k in
-// order (k_group 2: the even values of k and the odd ones), from 0, added at
-// the end (docs/kernels.md "Many tokens in panels"). {0, 0}: no float kernels.
+// The order in which these families sum many tokens of a weight type on a
+// CPU: from from_tokens tokens on, each (row, token) as k_group FMA chains
+// over k in order (k_group 2: the even values of k and the odd ones), from 0,
+// added at the end (docs/kernels.md "Many tokens in panels"; F16 with
+// AVX-512: one chain from one token, "F16 row panels"). {0, 0}: no float kernels.
 struct FloatPanelOrder {
   int from_tokens;
   int k_group;
 };
-FloatPanelOrder float_panel_order(const CpuFeatures& cpu);
+FloatPanelOrder float_panel_order(const CpuFeatures& cpu, GgmlType type);
 
 }  // namespace lowbit

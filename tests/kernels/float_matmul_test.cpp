@@ -87,7 +87,8 @@ FloatTileDots f16_rows_alone(const std::string& isa) {
 #endif
 }
 
-// One to four tokens: with the prefetch on (x86: non-temporal on AMD, into L2
+// One to four tokens through the tiles (AVX2, NEON; F16 with AVX-512 takes
+// row panels): with the prefetch on (x86: non-temporal on AMD, into L2
 // elsewhere) rows are read two or four at a time from distant parts of each
 // chunk (parts of at least kStreamsMinApartBytes: at 1 thread the 67 MB
 // matrix's chunks have 1 MiB quarters); every row must still get exactly the
@@ -104,6 +105,8 @@ TEST(FloatKernel, FewTokenRowsAreBitwiseIndependentOfGrouping) {
       ActivationBatch in(tokens, cols);
       in.set(x.data(), tokens, cols);
       for (const auto& v : variants) {
+        // F16 with AVX-512 reads row panels for every token count: ManyTokensAreFmaChainsPerRowAndToken.
+        if (float_panel_order(v.cpu, GgmlType::F16).from_tokens <= tokens) continue;
         std::vector<float> alone(static_cast<size_t>(tokens * rows), NAN);  // rows read alone or in 4-row tiles
         f16_rows_alone(v.name)(w.data(), ggml_row_bytes(GgmlType::F16, cols), static_cast<int>(rows), in.x(), cols,
                                nullptr, static_cast<int>(tokens), cols, alone.data(), rows);
@@ -216,9 +219,11 @@ TEST(KQuantKernels, MatchReferenceAtEveryIsa) {
 // lanes (simd_float_panel_body.h): every (row, token) is k_group FMA chains
 // over k in order from 0 (AVX-512: the even values of k and the odd ones, as
 // lane pairs), on the row's values as the reference dequantizes them, added
-// at the end. So it must equal that scalar model bit for bit, for every
-// shape (k across chunks of 256 and not, odd; rows past a panel) and token
-// count, at every ISA level, whatever the thread count.
+// at the end. F16 with AVX-512 goes through its row panels (f16_panels.h)
+// from one token: one chain. So each must equal that scalar model bit for
+// bit, for every shape (k across chunks of 256 and not, odd; rows past a
+// panel of 16 or of 48, and across them) and token count, at every ISA
+// level, whatever the thread count.
 TEST(FloatKernel, ManyTokensAreFmaChainsPerRowAndToken) {
   const auto variants = isa_variants();
   ASSERT_FALSE(variants.empty()) << "this CPU has neither AVX2 nor NEON: the float families cannot run";
@@ -234,7 +239,7 @@ TEST(FloatKernel, ManyTokensAreFmaChainsPerRowAndToken) {
   };
   for (const Case& c : cases) {
     const int64_t block = ggml_type_info(c.type).block_size;
-    for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{1, 256}, {37, 512}, {18, 2560}, {5, 1280}, {3, 7}, {17, 600}}) {
+    for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{1, 256}, {37, 512}, {18, 2560}, {5, 1280}, {3, 7}, {17, 600}, {100, 33}, {49, 256}, {3100, 40}}) {
       if (cols % block != 0) continue;
       const auto w = c.family == "f16" ? random_float_weights(c.type, rows, cols, static_cast<uint64_t>(rows * 7 + cols))
                                        : random_k_quant_weights(c.type, rows, cols, static_cast<uint64_t>(rows + cols), false);
@@ -242,12 +247,12 @@ TEST(FloatKernel, ManyTokensAreFmaChainsPerRowAndToken) {
       std::vector<float> values(static_cast<size_t>(rows * cols));
       for (int64_t r = 0; r < rows; ++r)
         weight_format(c.type).dequantize_row(w.data() + r * ggml_row_bytes(c.type, cols), values.data() + r * cols, cols);
-      for (const int64_t tokens : {5, 8, 9, 12, 16, 17, 40, 64, 65, 130}) {
+      for (const int64_t tokens : {1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 40, 64, 65, 130}) {
         const auto x = random_activations(tokens, cols, static_cast<uint64_t>(tokens * 3 + cols));
         ActivationBatch in(tokens, cols);
         in.set(x.data(), tokens, cols);
         for (const auto& v : variants) {
-          const FloatPanelOrder order = float_panel_order(v.cpu);
+          const FloatPanelOrder order = float_panel_order(v.cpu, c.type);
           ASSERT_TRUE(order.k_group == 1 || order.k_group == 2) << v.name << ": the model below has two chains";
           if (tokens < order.from_tokens) continue;  // the tiles': other tests
           // k_group chains, chain g over k = g, g + k_group, ...; an odd k's
@@ -275,6 +280,46 @@ TEST(FloatKernel, ManyTokensAreFmaChainsPerRowAndToken) {
           }
         }
       }
+    }
+  }
+}
+#endif
+
+#if LOWBIT_X86_KERNELS
+// F16 row panels (AVX-512) at the format's extremes: every finite F16 bit
+// pattern once (subnormals, +-0, +-65504), times activations from 1e-30 to
+// 1, must give the scalar FMA chain's bits, through the pairs of panels (1
+// to 4 tokens, 42 panels) and the passes of 8 tokens.
+TEST(FloatKernel, F16PanelsAreFmaChainsAtEveryF16Value) {
+  if (!cpu_features().has_avx512_level()) GTEST_SKIP() << "no AVX-512: F16 row panels cannot run here";
+  const int64_t rows = 1984, cols = 32;  // 63488 values: the finite F16 patterns
+  std::vector<uint16_t> w;
+  for (uint32_t h = 0; h < 0x10000; ++h)
+    if ((h & 0x7c00) != 0x7c00) w.push_back(static_cast<uint16_t>(h));
+  ASSERT_EQ(static_cast<int64_t>(w.size()), rows * cols);
+  Rng rng(11);
+  for (size_t i = w.size() - 1; i > 0; --i) std::swap(w[i], w[rng.below(i + 1)]);  // patterns spread over rows
+  const WeightView view{"w", GgmlType::F16, rows, cols, reinterpret_cast<const uint8_t*>(w.data())};
+  for (const int64_t tokens : {1, 3, 4, 8, 11}) {
+    std::vector<float> x(static_cast<size_t>(tokens * cols));
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = static_cast<float>(rng.normal()) * (i % 5 == 0 ? 1e-30f : i % 7 == 0 ? 1e-3f : 0.5f);
+    ActivationBatch in(tokens, cols);
+    in.set(x.data(), tokens, cols);
+    for (const int threads : {1, 2}) {
+      ThreadPool pool(threads);
+      const auto kernel = find_kernel_family("f16")->make(view, cpu_features(), pool);
+      std::vector<float> got(static_cast<size_t>(tokens * rows), NAN);
+      kernel->forward(in, got.data(), pool);
+      for (int64_t t = 0; t < tokens; ++t)
+        for (int64_t r = 0; r < rows; ++r) {
+          float want = 0.0f;
+          for (int64_t c = 0; c < cols; ++c) want = std::fma(x[t * cols + c], fp16_to_float(w[r * cols + c]), want);
+          const float g = got[static_cast<size_t>(t * rows + r)];
+          ASSERT_EQ(std::memcmp(&g, &want, sizeof(float)), 0)
+              << kernel->kernel_name() << " tokens " << tokens << " token " << t << " row " << r << ": " << g << " vs "
+              << want << " (threads " << threads << ")";
+        }
     }
   }
 }
