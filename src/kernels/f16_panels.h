@@ -1,5 +1,6 @@
-// F16 matrices repacked into row panels for AVX-512: the rows of a panel in
-// the vector lanes, the tokens broadcast.
+// F16 matrices repacked into row panels for AVX-512 (Intel's: float_matmul.cpp
+// takes_f16_panels): the rows of a panel in the vector lanes, the tokens
+// broadcast.
 //
 // Layout: panel p holds rows [48 p, 48 p + 48) as k steps of 48 values, row
 // 48 p + i's value c at [p][c][i] (96 bytes a step, rows past the matrix 0).

@@ -204,8 +204,16 @@ class FloatMatmul final : public Matmul {
 };
 
 #if LOWBIT_X86_KERNELS
-// F16 with AVX-512: the rows repacked into panels (f16_panels.h), every
-// token count through one GEMM (one FMA chain per row and token).
+// F16 with AVX-512 on Intel: the rows repacked into panels (f16_panels.h),
+// every token count through one GEMM (one FMA chain per row and token).
+// Measured on an Intel Xeon only (docs/performance.md "Session 33"); AMD's
+// AVX-512 cores (Zen 4, Zen 5) keep the file's layout and the one-token
+// path tuned on a Zen 5 (non-temporal prefetch, four streams).
+bool takes_f16_panels(GgmlType type, const CpuFeatures& cpu) {
+  return type == GgmlType::F16 && cpu.has_avx512_level() && !cpu.vendor_amd;
+}
+
+// The f16 family's matmul where takes_f16_panels.
 class F16PanelMatmul final : public Matmul {
  public:
   F16PanelMatmul(const WeightView& w, const std::string& kernel_name, ThreadPool& pool)
@@ -223,7 +231,7 @@ class F16PanelMatmul final : public Matmul {
     const auto panel = [&](int64_t p) { return panels_.data() + p * kF16PanelRows * cols_; };
     const auto rows_of = [&](int64_t p) { return static_cast<int>(std::min<int64_t>(kF16PanelRows, rows_ - p * kF16PanelRows)); };
     pool.parallel_for(panels, chunk, [&](int64_t begin, int64_t end, int) {
-      if (in.tokens() <= kF16PairTokens) {
+      if (in.tokens() >= 1 && in.tokens() <= kF16PairTokens) {
         // The chunk's halves side by side.
         const int64_t half = (end - begin) / 2;
         for (int64_t i = 0; i < half; ++i) {
@@ -233,11 +241,8 @@ class F16PanelMatmul final : public Matmul {
         }
         begin += 2 * half;
       }
-      for (int64_t p = begin; p < end; ++p) {
-        const int64_t r0 = p * kF16PanelRows;
-        f16_panel_gemm_avx512(panel(p), cols_, in.x(), cols_, in.tokens(), y + r0, rows_,
-                              static_cast<int>(std::min<int64_t>(kF16PanelRows, rows_ - r0)));
-      }
+      for (int64_t p = begin; p < end; ++p)
+        f16_panel_gemm_avx512(panel(p), cols_, in.x(), cols_, in.tokens(), y + p * kF16PanelRows, rows_, rows_of(p));
     });
   }
 
@@ -284,8 +289,7 @@ std::unique_ptr<Matmul> make(const WeightView& w, const CpuFeatures& cpu, Thread
     fail("tensor ", w.name, ": kernel ", family, " needs ", types, " weights with whole blocks per row and AVX2 + F16C (or NEON: float and Q6_K, Q3_K, IQ4_XS)",
          " (type ", ggml_type_name(w.type), ", ", w.cols, " columns, cpu: ", cpu.describe(), ")");
 #if LOWBIT_X86_KERNELS
-  if (w.type == GgmlType::F16 && cpu.has_avx512_level())
-    return std::make_unique<F16PanelMatmul>(w, cat(family, "/", isa.name), pool);
+  if (takes_f16_panels(w.type, cpu)) return std::make_unique<F16PanelMatmul>(w, cat(family, "/", isa.name), pool);
 #endif
   return std::make_unique<FloatMatmul>(w, isa, cat(family, "/", isa.name), pool);
 }
@@ -294,7 +298,7 @@ std::unique_ptr<Matmul> make(const WeightView& w, const CpuFeatures& cpu, Thread
 
 FloatPanelOrder float_panel_order(const CpuFeatures& cpu, GgmlType type) {
 #if LOWBIT_X86_KERNELS
-  if (type == GgmlType::F16 && cpu.has_avx512_level()) return {1, 1};
+  if (takes_f16_panels(type, cpu)) return {1, 1};
 #endif
   const FloatIsa isa = pick_isa(type, cpu);
   return {isa.panel_tokens, isa.panel.k_group};

@@ -2,7 +2,8 @@
 // accumulated in float, with AVX-512 or AVX2 + F16C: output heads and
 // embeddings (BitNet 2B-4T's F16 head is 656 MB of a token's 1.18 GB), float
 // models and llama.cpp's k-quants. The layout is the file's (rows of k
-// values), copied at load into memory the kernel owns (huge pages).
+// values), copied at load into memory the kernel owns (huge pages); F16 on
+// Intel's AVX-512 is repacked into row panels instead (f16_panels.h).
 //   f16:  F16, BF16 and F32 rows
 //   q6_k: Q6_K rows (6.56 bits a weight)
 //   q4_k: Q4_K and Q5_K rows (4.5 / 5.5 bits a weight: "Q4_K_M", "Q5_K_M" files)

@@ -105,8 +105,6 @@ TEST(FloatKernel, FewTokenRowsAreBitwiseIndependentOfGrouping) {
       ActivationBatch in(tokens, cols);
       in.set(x.data(), tokens, cols);
       for (const auto& v : variants) {
-        // F16 with AVX-512 reads row panels for every token count: ManyTokensAreFmaChainsPerRowAndToken.
-        if (float_panel_order(v.cpu, GgmlType::F16).from_tokens <= tokens) continue;
         std::vector<float> alone(static_cast<size_t>(tokens * rows), NAN);  // rows read alone or in 4-row tiles
         f16_rows_alone(v.name)(w.data(), ggml_row_bytes(GgmlType::F16, cols), static_cast<int>(rows), in.x(), cols,
                                nullptr, static_cast<int>(tokens), cols, alone.data(), rows);
@@ -115,6 +113,9 @@ TEST(FloatKernel, FewTokenRowsAreBitwiseIndependentOfGrouping) {
           for (const bool amd : {false, true}) {
             CpuFeatures cpu = v.cpu;
             cpu.vendor_amd = amd;
+            // F16 with AVX-512 on Intel reads row panels for every token count:
+            // ManyTokensAreFmaChainsPerRowAndToken.
+            if (float_panel_order(cpu, GgmlType::F16).from_tokens <= tokens) continue;
             const auto kernel = find_kernel_family("f16")->make(view, cpu, pool);
             std::vector<float> got(static_cast<size_t>(tokens * rows), NAN);
             kernel->forward(in, got.data(), pool);
@@ -241,6 +242,7 @@ TEST(FloatKernel, ManyTokensAreFmaChainsPerRowAndToken) {
     const int64_t block = ggml_type_info(c.type).block_size;
     for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{1, 256}, {37, 512}, {18, 2560}, {5, 1280}, {3, 7}, {17, 600}, {100, 33}, {49, 256}, {3100, 40}}) {
       if (cols % block != 0) continue;
+      if (rows > 1000 && c.type != GgmlType::F16) continue;  // enough row panels for F16's pairs; time elsewhere
       const auto w = c.family == "f16" ? random_float_weights(c.type, rows, cols, static_cast<uint64_t>(rows * 7 + cols))
                                        : random_k_quant_weights(c.type, rows, cols, static_cast<uint64_t>(rows + cols), false);
       const WeightView view{"w", c.type, rows, cols, w.data()};
@@ -251,8 +253,12 @@ TEST(FloatKernel, ManyTokensAreFmaChainsPerRowAndToken) {
         const auto x = random_activations(tokens, cols, static_cast<uint64_t>(tokens * 3 + cols));
         ActivationBatch in(tokens, cols);
         in.set(x.data(), tokens, cols);
-        for (const auto& v : variants) {
-          const FloatPanelOrder order = float_panel_order(v.cpu, c.type);
+        for (const auto& v : variants)
+        for (const bool amd : {false, true}) {  // F16 on AVX-512: Intel's row panels, AMD's lane pairs
+          if (amd && c.type != GgmlType::F16) continue;  // the vendor picks F16's layout only
+          CpuFeatures cpu = v.cpu;
+          cpu.vendor_amd = amd;
+          const FloatPanelOrder order = float_panel_order(cpu, c.type);
           ASSERT_TRUE(order.k_group == 1 || order.k_group == 2) << v.name << ": the model below has two chains";
           if (tokens < order.from_tokens) continue;  // the tiles': other tests
           // k_group chains, chain g over k = g, g + k_group, ...; an odd k's
@@ -269,14 +275,14 @@ TEST(FloatKernel, ManyTokensAreFmaChainsPerRowAndToken) {
             }
           for (const int threads : {1, 2}) {
             ThreadPool pool(threads);
-            const auto kernel = find_kernel_family(c.family)->make(view, v.cpu, pool);
+            const auto kernel = find_kernel_family(c.family)->make(view, cpu, pool);
             std::vector<float> got(want.size(), NAN);
             kernel->forward(in, got.data(), pool);
             for (size_t i = 0; i < got.size(); ++i)
               ASSERT_EQ(std::memcmp(&got[i], &want[i], sizeof(float)), 0)
                   << kernel->kernel_name() << " " << ggml_type_name(c.type) << " " << rows << "x" << cols << " tokens "
                   << tokens << " token " << i / static_cast<size_t>(rows) << " row " << i % static_cast<size_t>(rows)
-                  << ": " << got[i] << " vs " << want[i] << " (threads " << threads << ")";
+                  << ": " << got[i] << " vs " << want[i] << " (threads " << threads << (amd ? ", AMD" : "") << ")";
           }
         }
       }
@@ -292,6 +298,8 @@ TEST(FloatKernel, ManyTokensAreFmaChainsPerRowAndToken) {
 // to 4 tokens, 42 panels) and the passes of 8 tokens.
 TEST(FloatKernel, F16PanelsAreFmaChainsAtEveryF16Value) {
   if (!cpu_features().has_avx512_level()) GTEST_SKIP() << "no AVX-512: F16 row panels cannot run here";
+  CpuFeatures intel = cpu_features();
+  intel.vendor_amd = false;  // AMD keeps the file's layout
   const int64_t rows = 1984, cols = 32;  // 63488 values: the finite F16 patterns
   std::vector<uint16_t> w;
   for (uint32_t h = 0; h < 0x10000; ++h)
@@ -308,7 +316,7 @@ TEST(FloatKernel, F16PanelsAreFmaChainsAtEveryF16Value) {
     in.set(x.data(), tokens, cols);
     for (const int threads : {1, 2}) {
       ThreadPool pool(threads);
-      const auto kernel = find_kernel_family("f16")->make(view, cpu_features(), pool);
+      const auto kernel = find_kernel_family("f16")->make(view, intel, pool);
       std::vector<float> got(static_cast<size_t>(tokens * rows), NAN);
       kernel->forward(in, got.data(), pool);
       for (int64_t t = 0; t < tokens; ++t)
