@@ -273,7 +273,8 @@ FloatIsa pick_isa(GgmlType type, const CpuFeatures& cpu) {
   return {"", nullptr, nullptr, nullptr, 0, {nullptr, 0, 0}, 0};
 }
 
-// Every family here reads rows in the file's layout, converted to float on the fly.
+// Every family here reads rows converted to float on the fly, in the file's
+// layout (F16 on Intel's AVX-512: row panels, takes_f16_panels).
 template <bool (*kAccepts)(GgmlType)>
 int score(const WeightView& w, const CpuFeatures& cpu) {
   if (!kAccepts(w.type) || pick_isa(w.type, cpu).dots == nullptr) return 0;

@@ -79,19 +79,14 @@ void panels_pass(const uint16_t* const (&w)[P], int64_t k, const float* x, int64
     }
 }
 
-template <int T>
-void one_panel(const uint16_t* w, int64_t k, const float* x, int64_t x_stride, float* y, int64_t y_stride, int rows) {
-  panels_pass<T, 1>({w}, k, x, x_stride, {y}, y_stride, {rows});
-}
-
-using OnePanel = void (*)(const uint16_t*, int64_t, const float*, int64_t, float*, int64_t, int);
-constexpr OnePanel kOnePanel[kF16PanelTokens] = {one_panel<1>, one_panel<2>, one_panel<3>, one_panel<4>,
-                                                 one_panel<5>, one_panel<6>, one_panel<7>, one_panel<8>};
-
-using TwoPanels = void (*)(const uint16_t* const (&)[2], int64_t, const float*, int64_t, float* const (&)[2], int64_t,
-                           const int (&)[2]);
-constexpr TwoPanels kTwoPanels[kF16PairTokens] = {panels_pass<1, 2>, panels_pass<2, 2>, panels_pass<3, 2>,
-                                                  panels_pass<4, 2>};
+template <int P>
+using Pass = void (*)(const uint16_t* const (&)[P], int64_t, const float*, int64_t, float* const (&)[P], int64_t,
+                      const int (&)[P]);
+constexpr Pass<1> kOnePanel[kF16PanelTokens] = {panels_pass<1, 1>, panels_pass<2, 1>, panels_pass<3, 1>,
+                                                panels_pass<4, 1>, panels_pass<5, 1>, panels_pass<6, 1>,
+                                                panels_pass<7, 1>, panels_pass<8, 1>};
+constexpr Pass<2> kTwoPanels[kF16PairTokens] = {panels_pass<1, 2>, panels_pass<2, 2>, panels_pass<3, 2>,
+                                                panels_pass<4, 2>};
 
 }  // namespace
 
@@ -99,7 +94,7 @@ void f16_panel_gemm_avx512(const uint16_t* panel, int64_t k, const float* x, int
                            int64_t y_stride, int rows) {
   for (int64_t t0 = 0; t0 < tokens; t0 += kF16PanelTokens) {
     const auto n = static_cast<int>(std::min<int64_t>(kF16PanelTokens, tokens - t0));
-    kOnePanel[n - 1](panel, k, x + t0 * x_stride, x_stride, y + t0 * y_stride, y_stride, rows);
+    kOnePanel[n - 1]({panel}, k, x + t0 * x_stride, x_stride, {y + t0 * y_stride}, y_stride, {rows});
   }
 }
 
