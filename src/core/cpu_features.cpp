@@ -65,9 +65,11 @@ CpuFeatures detect() {
     f.avx512vbmi = c & (1u << 1);
     f.avx512vnni = c & (1u << 11);
   }
-  const bool amx_tile = d & (1u << 24), amx_int8 = d & (1u << 25);
+  const bool amx_tile = d & (1u << 24), amx_int8 = d & (1u << 25), amx_bf16 = d & (1u << 22);
   const bool tiles_ok = (xcr0 & (uint64_t{3} << 17)) == (uint64_t{3} << 17);  // XTILECFG, XTILEDATA
-  f.amx_int8 = amx_tile && amx_int8 && tiles_ok && request_amx_permission();
+  const bool tiles_granted = amx_tile && tiles_ok && request_amx_permission();
+  f.amx_int8 = tiles_granted && amx_int8;
+  f.amx_bf16 = tiles_granted && amx_bf16;
   __cpuid_count(7, 1, a, b, c, d);
   f.avx_vnni = a & (1u << 4);
   if (zmm_ok) f.avx512bf16 = a & (1u << 5);
@@ -110,6 +112,7 @@ constexpr NamedFeature kNamedFeatures[] = {
     {"avx512vbmi", &CpuFeatures::avx512vbmi},
     {"avx512bf16", &CpuFeatures::avx512bf16},
     {"amx_int8", &CpuFeatures::amx_int8},
+    {"amx_bf16", &CpuFeatures::amx_bf16},
     {"neon", &CpuFeatures::neon},
     {"dotprod", &CpuFeatures::neon_dotprod},
 };

@@ -30,6 +30,8 @@ struct CpuFeatures {
   // this process allowed to use it (Linux arch_prctl ARCH_REQ_XCOMP_PERM,
   // asked once at detection).
   bool amx_int8 = false;
+  // AMX's BF16 tile dot product (tdpbf16ps), under the same OS conditions.
+  bool amx_bf16 = false;
   // cpuid vendor "AuthenticAMD". Some memory hints are a vendor matter: a
   // non-temporal prefetch made the F16 GEMV faster on Zen 5 and slower on an
   // Intel Xeon (kernels/simd_float_gemv_body.h).

@@ -33,8 +33,10 @@ struct AttendBlock {
 inline constexpr int64_t kAttendBlockRows = 256;
 // Positions attend_block_* takes at a time (its online softmax's step).
 inline constexpr int64_t kAttendBlockChunk = 64;
-// Floats of scratch attend_block_* needs for heads of head_dim.
+// Floats of scratch attend_block_* needs for heads of head_dim (any table's).
 int64_t attend_block_scratch(int64_t head_dim);
+// The AMX table's share of that (x86_avx512/block_attention_amx_avx512.cpp).
+int64_t attend_block_amx_scratch(int64_t head_dim);
 
 struct VectorOps {
   const char* isa;  // "scalar", "avx2", "avx512", "neon"
@@ -93,6 +95,8 @@ const VectorOps* vector_ops(const CpuFeatures& cpu = cpu_features());
 // Per ISA, for tests (each needs the matching CPU level).
 const VectorOps& vector_ops_avx2();
 const VectorOps& vector_ops_avx512();
+// The AVX-512 table with attend_block_f16 on AMX-BF16 tiles (needs amx_bf16).
+const VectorOps& vector_ops_avx512_amx();
 const VectorOps& vector_ops_neon();
 
 }  // namespace lowbit

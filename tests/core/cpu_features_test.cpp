@@ -11,7 +11,7 @@ CpuFeatures everything() {
   CpuFeatures f;
   f.avx2 = f.fma = f.f16c = f.bmi2 = f.avx_vnni = f.avx_vnni_int8 = true;
   f.avx512f = f.avx512bw = f.avx512vl = f.avx512dq = f.avx512vnni = f.avx512vbmi = f.avx512bf16 = true;
-  f.amx_int8 = f.neon = f.neon_dotprod = true;
+  f.amx_int8 = f.amx_bf16 = f.neon = f.neon_dotprod = true;
   return f;
 }
 
@@ -22,7 +22,7 @@ TEST(CpuFeatures, DisablingNamesTurnsOffExactlyThoseFeatures) {
   EXPECT_FALSE(f.avx512vnni);
   EXPECT_FALSE(f.neon_dotprod);
   EXPECT_EQ(f.describe(),
-            "avx2 fma f16c bmi2 avx_vnni avx_vnni_int8 avx512f avx512bw avx512vl avx512dq avx512vbmi avx512bf16 neon");
+            "avx2 fma f16c bmi2 avx_vnni avx_vnni_int8 avx512f avx512bw avx512vl avx512dq avx512vbmi avx512bf16 amx_bf16 neon");
   EXPECT_TRUE(f.has_avx512_level());
   EXPECT_FALSE(f.has_neon_level());
   // Turning off a part of a level turns off the level.

@@ -21,6 +21,7 @@ std::vector<const VectorOps*> isa_tables() {
   std::vector<const VectorOps*> v;
   const CpuFeatures& cpu = cpu_features();
 #if LOWBIT_X86_KERNELS
+  if (cpu.has_avx512_level() && cpu.amx_bf16) v.push_back(&vector_ops_avx512_amx());
   if (cpu.has_avx512_level()) v.push_back(&vector_ops_avx512());
   if (cpu.has_avx2_level()) v.push_back(&vector_ops_avx2());
 #endif
@@ -388,6 +389,76 @@ TEST(VectorOps, BlockAttentionMatchesEachRowAlone) {
         }
         expect_close(got, want, 1e-5, what + " (cache in blocks)");
       }
+    }
+  }
+}
+
+// Block attention over caches of F16 extremes, each row against attend_f16
+// alone: the largest finite values, subnormals down to the smallest, signed
+// zeros and values with all 10 fraction bits set, mixed with ordinary ones;
+// queries from 1e-6 to 1e-4 in size (scores of a few units over keys up to
+// 65504). The AMX table cuts every f16 into two bf16 pieces and every float
+// into three, which must hold these exactly. A second cache holds values
+// only subnormal, so that the outputs (~1e-5) show the smallest pieces; a
+// third the same value everywhere, so that the output is that value within
+// float rounding (2e-6), whatever the weights: a piece of them lost shows.
+// A fourth takes queries near 1 and keys near 20, scores of tens to hundreds,
+// so that most weights lie at exp's floor (~1e-38), where the pieces of a
+// float run into its denormals.
+TEST(VectorOps, BlockAttentionAtF16Extremes) {
+  std::vector<const VectorOps*> tables = isa_tables();
+  tables.push_back(&scalar_vector_ops());
+  const std::vector<uint16_t> wide = {0x7bff, 0xfbff, 0x0001, 0x8001, 0x03ff, 0x83ff, 0x0400,
+                                      0x8000, 0x0000, 0x3bff, 0x47ff, 0xc7ff, 0x33ff, 0x5bff};
+  const std::vector<uint16_t> subnormal = {0x0001, 0x8001, 0x03ff, 0x83ff, 0x0155, 0x82aa, 0x0200, 0x0000};
+  const int64_t head_dim = 128, heads = 4, tokens = 24, first = 100, n_pos = first + tokens, stride = head_dim + 5;
+  Rng rng(77);
+  std::vector<float> q(static_cast<size_t>(tokens * heads * head_dim));
+  for (float& x : q) {
+    const double size = std::pow(10.0, -6.0 + 2.0 * rng.uniform());
+    x = static_cast<float>((rng.uniform() < 0.5 ? -size : size) * (1.0 + rng.uniform()));
+  }
+  std::vector<int64_t> positions;
+  for (int64_t i = 0; i < tokens; ++i) positions.push_back(first + i);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  const auto pick = [&](const std::vector<uint16_t>& from) {
+    return from[static_cast<size_t>(rng.uniform() * static_cast<double>(from.size())) % from.size()];
+  };
+  std::vector<float> q_sharp(q.size());
+  for (float& x : q_sharp) x = static_cast<float>(rng.normal());
+  enum Values { kWide, kSubnormal, kOne, kSharp };
+  for (const Values values : {kWide, kSubnormal, kOne, kSharp}) {
+    std::vector<uint16_t> k(static_cast<size_t>(n_pos * stride)), v(k.size());
+    for (size_t i = 0; i < k.size(); ++i) {
+      k[i] = values == kSharp         ? float_to_fp16(static_cast<float>(20.0 * rng.normal()))
+             : rng.uniform() < 0.3 ? pick(wide)
+                                   : float_to_fp16(static_cast<float>(4.0 * rng.normal()));
+      v[i] = values == kOne          ? uint16_t{0x3bff}  // 1 - 2^-11
+             : values == kSubnormal ? pick(subnormal)
+             : rng.uniform() < 0.3  ? pick(wide)
+                                    : float_to_fp16(static_cast<float>(rng.normal()));
+    }
+    const int64_t q_stride = heads * head_dim;
+    const std::vector<float>& qs = values == kSharp ? q_sharp : q;
+    std::vector<float> want(q.size()), got(q.size()), scores(static_cast<size_t>(heads * n_pos));
+    for (int64_t i = 0; i < tokens; ++i)
+      attend_f16(qs.data() + i * q_stride, heads, k.data(), v.data(), stride, positions[static_cast<size_t>(i)] + 1,
+                 head_dim, scale, scores.data(), want.data() + i * q_stride);
+    double largest = 0;
+    for (float w : want) largest = std::max(largest, std::fabs(static_cast<double>(w)));
+    ASSERT_GT(largest, values == kSubnormal ? 1e-6 : values == kOne || values == kSharp ? 0.99 : 1e3)
+        << "the outputs should show the cache's values";
+    std::vector<float> scratch(static_cast<size_t>(attend_block_scratch(head_dim)));
+    const AttendBlock block = {qs.data(), q_stride, got.data(), q_stride, positions.data(),
+                               tokens,   heads,    head_dim,   stride,   scale};
+    for (const VectorOps* ops : tables) {
+      std::fill(got.begin(), got.end(), NAN);
+      ops->attend_block_f16(block, k.data(), v.data(), scratch.data());
+      const char* what = values == kWide        ? " wide values"
+                         : values == kSubnormal ? " subnormal values"
+                         : values == kOne       ? " one value"
+                                                : " sharp scores";
+      expect_close(got, want, values == kOne ? 2e-6 : 1e-5, cat(ops->isa, what));
     }
   }
 }

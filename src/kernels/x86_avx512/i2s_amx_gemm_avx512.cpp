@@ -7,6 +7,7 @@
 
 #include "core/aligned_buffer.h"
 #include "kernels/i2s_amx_gemm.h"
+#include "kernels/x86_avx512/amx_tile_config.h"
 
 // GCC 12's AVX-512 headers trip -W(maybe-)uninitialized on their own
 // _mm512_undefined_*() placeholders (GCC bug 105593); nothing here reads them.
@@ -36,22 +37,6 @@ constexpr int64_t kSliceBlocks = 8;
 constexpr int64_t kChunkBytes = int64_t{1} << 20;
 
 // Tile registers: C (int32 sums) 0..3, A (activations) 4 and 5, B (codes) 6 and 7.
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t bytes_per_row[16] = {};
-  uint8_t rows[16] = {};
-};
-
-TileConfig tile_config() {
-  TileConfig c;
-  for (int t = 0; t < 8; ++t) {
-    c.bytes_per_row[t] = 64;
-    c.rows[t] = 16;
-  }
-  return c;
-}
 
 // One 64-column block of a weight tile's codes as a B tile (16 rows of 64
 // bytes: row i = columns 4i .. 4i + 3 of the 16 weight rows).
@@ -144,7 +129,7 @@ void i2s_amx_gemm(const SpannedTiles<I2sTiles>& tiles, int64_t tile_begin, int64
   if (partial.size() < partial_size) partial = AlignedBuffer<int32_t>(partial_size);
   alignas(64) int32_t out[1024];
 
-  const TileConfig config = tile_config();
+  const AmxTileConfig config = amx_tiles_16x64();
   _tile_loadconfig(&config);
   for (int64_t c0 = 0; c0 < n_blocks; c0 += chunk_blocks) {
     const int64_t c_end = std::min(n_blocks, c0 + chunk_blocks);
