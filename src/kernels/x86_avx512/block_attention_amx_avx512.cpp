@@ -56,11 +56,22 @@ constexpr int kTile = 512;                // bf16 per tile (16 rows x 64 bytes)
 
 constexpr int64_t round_up(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
 
-// Tile registers: C 0..3, B (the three query or weight pieces) 4..6, A 7.
-
 // x's top 8 significant bits (a bf16 value) as a float, the low 16 bits zero.
 inline __m512 top_bf16(__m512 x) {
   return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
+}
+
+// x as N bf16 pieces (floats, low 16 bits zero), largest first: each cut
+// takes the top of what is left, and the subtraction is exact. Three hold a
+// float, two an f16. The last piece is cut too: it is the rest exactly but
+// for a float denormal (a weight near exp's floor of ~1e-38), whose low bits
+// would otherwise spill into its pair's other half (pair_bf16).
+template <int N>
+inline void cut_bf16(__m512 x, __m512 (&piece)[N]) {
+  for (int c = 0; c < N; ++c) {
+    piece[c] = top_bf16(x);
+    x = _mm512_sub_ps(x, piece[c]);
+  }
 }
 
 // Pieces (floats whose low 16 bits are zero) of 32 values in order, lanes
@@ -79,14 +90,21 @@ inline __m512i pair_bf16(__m512 a, __m512 b) {
   return _mm512_or_si512(_mm512_castps_si512(b), _mm512_srli_epi32(_mm512_castps_si512(a), 16));
 }
 
-// The first n (may be <= 0) values at p as floats, the rest 0.
-inline __m512 load_f16_n(const uint16_t* p, int64_t n) {
+// The first n (may be <= 0) values at p (f16 or float) as floats, the rest 0.
+template <class T>
+inline __m512 load_or_zero(const T* p, int64_t n) {
   if (n <= 0) return S::zero();
   return simd::load_n<S>(p, std::min<int64_t>(n, 16));
 }
-inline __m512 load_f32_n(const float* p, int64_t n) {
-  if (n <= 0) return S::zero();
-  return simd::load_n<S>(p, std::min<int64_t>(n, 16));
+
+// The hi and lo pieces of 32 f16 values (lanes 0..15 in x0, 16..31 in x1) as
+// bf16 rows of an A tile: hi at `row`, lo `lo` bf16 further.
+inline void store_f16_pieces(__m512 x0, __m512 x1, uint16_t* row, int64_t lo) {
+  __m512 p0[2], p1[2];
+  cut_bf16(x0, p0);
+  cut_bf16(x1, p1);
+  _mm512_storeu_si512(row, pack_bf16(p0[0], p1[0]));
+  _mm512_storeu_si512(row + lo, pack_bf16(p0[1], p1[1]));
 }
 
 // Where each part lives in scratch (floats from its first 64-byte boundary).
@@ -114,6 +132,7 @@ struct Layout {
   }
 };
 
+// Tile registers: C 0..3, B (the three query or weight pieces) 4..6, A 7.
 // C tile `acc` += the five piece products of an A operand's hi tile (at a)
 // and lo tile (a + lo) with the three B pieces in tiles 4..6. (The tile
 // intrinsics take register numbers as literals: a macro, not a function.)
@@ -244,13 +263,10 @@ void weigh_tiles(const uint16_t* p, const uint16_t* v, int64_t v_piece, int64_t 
       for (int i = 0; i < 16; ++i) {
         const int64_t r = r0 + i, d = 32 * s, n = r < rows ? Dh - d : 0;
         const float* qr = b.q + r / b.heads * b.q_stride + r % b.heads * Dh + d;
-        __m512 x[2] = {load_f32_n(qr, n), load_f32_n(qr + 16, n - 16)};
-        for (int c = 0; c < 3; ++c) {
-          const __m512 top0 = top_bf16(x[0]), top1 = top_bf16(x[1]);
-          piece[c][i] = _mm512_castsi512_ps(pack_bf16(top0, top1));
-          x[0] = _mm512_sub_ps(x[0], top0);  // exact: the bits below the cut
-          x[1] = _mm512_sub_ps(x[1], top1);
-        }
+        __m512 p0[3], p1[3];
+        cut_bf16(load_or_zero(qr, n), p0);
+        cut_bf16(load_or_zero(qr + 16, n - 16), p1);
+        for (int c = 0; c < 3; ++c) piece[c][i] = _mm512_castsi512_ps(pack_bf16(p0[c], p1[c]));
       }
       for (int c = 0; c < 3; ++c) {
         S::transpose(piece[c]);
@@ -272,10 +288,7 @@ void weigh_tiles(const uint16_t* p, const uint16_t* v, int64_t v_piece, int64_t 
         for (int i = 0; i < 16; ++i) {
           const int64_t j = 16 * g + i, d = 32 * s, n = j < chunk ? Dh - d : 0;
           const uint16_t* kr = k + at + j * b.kv_stride + d;
-          const __m512 x0 = load_f16_n(kr, n), x1 = load_f16_n(kr + 16, n - 16);
-          const __m512 h0 = top_bf16(x0), h1 = top_bf16(x1);
-          _mm512_storeu_si512(tile + 32 * i, pack_bf16(h0, h1));
-          _mm512_storeu_si512(tile + k_piece + 32 * i, pack_bf16(_mm512_sub_ps(x0, h0), _mm512_sub_ps(x1, h1)));
+          store_f16_pieces(load_or_zero(kr, n), load_or_zero(kr + 16, n - 16), tile + 32 * i, k_piece);
         }
       }
     }
@@ -286,16 +299,12 @@ void weigh_tiles(const uint16_t* p, const uint16_t* v, int64_t v_piece, int64_t 
         for (int h = 0; h < 2; ++h) {
           for (int i = 0; i < 16; ++i) {
             const int64_t j = 32 * s + 16 * h + i, d = 16 * e;
-            t[h][i] = load_f16_n(v + at + j * b.kv_stride + d, j < chunk ? Dh - d : 0);
+            t[h][i] = load_or_zero(v + at + j * b.kv_stride + d, j < chunk ? Dh - d : 0);
           }
           S::transpose(t[h]);
         }
         uint16_t* tile = va + (e * kSteps + s) * kTile;
-        for (int i = 0; i < 16; ++i) {
-          const __m512 h0 = top_bf16(t[0][i]), h1 = top_bf16(t[1][i]);
-          _mm512_storeu_si512(tile + 32 * i, pack_bf16(h0, h1));
-          _mm512_storeu_si512(tile + v_piece + 32 * i, pack_bf16(_mm512_sub_ps(t[0][i], h0), _mm512_sub_ps(t[1][i], h1)));
-        }
+        for (int i = 0; i < 16; ++i) store_f16_pieces(t[0][i], t[1][i], tile + 32 * i, v_piece);
       }
     }
 
@@ -321,7 +330,8 @@ void weigh_tiles(const uint16_t* p, const uint16_t* v, int64_t v_piece, int64_t 
       // each row past its last position, new max, weights, sums.
       const __m512i lim = _mm512_loadu_si512(limit + r0);
       __mmask16 valid[C];
-      __m512 mx = S::load(m + r0);
+      const __m512 old = S::load(m + r0);
+      __m512 mx = old;
       for (int64_t j = 0; j < ng * 16; ++j) {
         valid[j] = _mm512_cmplt_epi32_mask(_mm512_set1_epi32(static_cast<int32_t>(j0 + j)), lim);
         const __m512 x = _mm512_mask_mul_ps(S::set1(-INFINITY), valid[j], S::load(s_now + 16 * j), S::set1(b.scale));
@@ -331,7 +341,6 @@ void weigh_tiles(const uint16_t* p, const uint16_t* v, int64_t v_piece, int64_t 
       // A row with no position yet subtracts 0, not -inf; its factor is 0 (out^T and l are 0).
       const __mmask16 seen = _mm512_cmp_ps_mask(mx, S::set1(-INFINITY), _CMP_NEQ_OQ);
       const __m512 shift = _mm512_maskz_mov_ps(seen, mx);
-      const __m512 old = S::load(m + r0);
       const __mmask16 had = _mm512_cmp_ps_mask(old, S::set1(-INFINITY), _CMP_NEQ_OQ);
       const __m512 factor = _mm512_maskz_mov_ps(had, simd::exp<S>(S::sub(old, shift)));
       S::store(m + r0, mx);
@@ -347,15 +356,10 @@ void weigh_tiles(const uint16_t* p, const uint16_t* v, int64_t v_piece, int64_t 
                      : S::zero();
         sum = S::add(sum, S::add(w[0], w[1]));
         uint16_t* row = pt + (j / 32) * kTile + (j % 32) / 2 * 32;
-        // The third cut is the rest exactly, but for a float denormal
-        // (a weight near exp's floor of ~1e-38): cut too, so that its low
-        // bits cannot spill into its pair's other half.
-        for (int c = 0; c < 3; ++c) {
-          const __m512 top0 = top_bf16(w[0]), top1 = top_bf16(w[1]);
-          _mm512_storeu_si512(row + c * kSteps * kTile, pair_bf16(top0, top1));
-          w[0] = _mm512_sub_ps(w[0], top0);
-          w[1] = _mm512_sub_ps(w[1], top1);
-        }
+        __m512 p0[3], p1[3];
+        cut_bf16(w[0], p0);
+        cut_bf16(w[1], p1);
+        for (int c = 0; c < 3; ++c) _mm512_storeu_si512(row + c * kSteps * kTile, pair_bf16(p0[c], p1[c]));
       }
       if (more) scores.finish(s_next);
       std::swap(s_now, s_next);

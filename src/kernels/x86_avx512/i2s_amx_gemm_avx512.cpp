@@ -36,8 +36,6 @@ constexpr int64_t kSliceBlocks = 8;
 // at 31% (512 KB: 30%, 256 KB: 25%).
 constexpr int64_t kChunkBytes = int64_t{1} << 20;
 
-// Tile registers: C (int32 sums) 0..3, A (activations) 4 and 5, B (codes) 6 and 7.
-
 // One 64-column block of a weight tile's codes as a B tile (16 rows of 64
 // bytes: row i = columns 4i .. 4i + 3 of the 16 weight rows).
 inline void unpack_block(const uint8_t* tile, int64_t groups, int64_t b, uint8_t* out) {
@@ -129,6 +127,7 @@ void i2s_amx_gemm(const SpannedTiles<I2sTiles>& tiles, int64_t tile_begin, int64
   if (partial.size() < partial_size) partial = AlignedBuffer<int32_t>(partial_size);
   alignas(64) int32_t out[1024];
 
+  // Tile registers: C (int32 sums) 0..3, A (activations) 4 and 5, B (codes) 6 and 7.
   const AmxTileConfig config = amx_tiles_16x64();
   _tile_loadconfig(&config);
   for (int64_t c0 = 0; c0 < n_blocks; c0 += chunk_blocks) {
