@@ -330,27 +330,34 @@ void attend_group(const float* q, int64_t heads, const T* k, const T* v, int64_t
   }
 }
 
-// Bit for bit quantize_activations_absmax_ref: max |x| is exact in float, the
-// scale is computed in double as there, q = x * s rounded half away from zero.
+// Bit for bit quantize_activations_absmax_ref: max |x| is exact in float (in
+// any order: four chains, where one waited on each max's latency), the scale
+// is computed in double as there, q = x * s rounded half away from zero.
+// Clamping to [-128, 127] before rounding gives the same integers (the bounds
+// are integers) and keeps a NaN's lane in range.
 template <class S>
 ActivationRowQuant quantize_absmax(const float* x, int64_t n, int8_t* q) {
-  auto vmax = S::zero();
-  for_lanes<S>(n, [&](int64_t i, int64_t m) { vmax = S::max(vmax, S::abs(load_n<S>(x + i, m))); });
-  const double max = std::fmax(1e-5, static_cast<double>(S::reduce_max(vmax)));
+  auto m0 = S::zero(), m1 = S::zero(), m2 = S::zero(), m3 = S::zero();  // (named: GCC kept an array in memory)
+  int64_t i = 0;
+  for (; i + 4 * S::kLanes <= n; i += 4 * S::kLanes) {
+    m0 = S::max(m0, S::abs(S::load(x + i)));
+    m1 = S::max(m1, S::abs(S::load(x + i + S::kLanes)));
+    m2 = S::max(m2, S::abs(S::load(x + i + 2 * S::kLanes)));
+    m3 = S::max(m3, S::abs(S::load(x + i + 3 * S::kLanes)));
+  }
+  for_lanes<S>(n - i, [&](int64_t j, int64_t m) { m0 = S::max(m0, S::abs(load_n<S>(x + i + j, m))); });
+  const auto all = S::max(S::max(m0, m1), S::max(m2, m3));
+  const double max = std::fmax(1e-5, static_cast<double>(S::reduce_max(all)));
   const float s = static_cast<float>(127.0 / max);
-  const auto vs = S::set1(s), half = S::set1(0.5f), one = S::set1(1.0f);
-  const auto lo = S::set1(-128.0f), hi = S::set1(127.0f);
+  const auto vs = S::set1(s), lo = S::set1(-128.0f), hi = S::set1(127.0f);
   auto sum = S::zero_i32();
-  for_lanes<S>(n, [&](int64_t i, int64_t m) {
-    const auto v = S::mul(load_n<S>(x + i, m), vs);
-    const auto t = S::trunc(v);
-    const auto r = S::min(S::max(S::add(t, S::signed_where_abs_ge(S::sub(v, t), half, one)), lo), hi);
-    const auto qi = S::to_i32(r);
+  for_lanes<S>(n, [&](int64_t j, int64_t m) {
+    const auto qi = S::round_half_away(S::min(S::max(S::mul(load_n<S>(x + j, m), vs), lo), hi));
     sum = S::add_i32(sum, qi);
     if (m == S::kLanes) {
-      S::store_i8(q + i, qi);
+      S::store_i8(q + j, qi);
     } else {
-      S::store_i8_partial(q + i, qi, m);
+      S::store_i8_partial(q + j, qi, m);
     }
   });
   return {s, S::reduce_add_i32(sum)};

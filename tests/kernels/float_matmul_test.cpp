@@ -258,6 +258,7 @@ TEST(FloatKernel, ManyTokensAreFmaChainsPerRowAndToken) {
           if (amd && c.type != GgmlType::F16) continue;  // the vendor picks F16's layout only
           CpuFeatures cpu = v.cpu;
           cpu.vendor_amd = amd;
+          cpu.amx_bf16 = false;  // AMX's tiles sum in another order: F16AmxTiles* below
           const FloatPanelOrder order = float_panel_order(cpu, c.type);
           ASSERT_TRUE(order.k_group == 1 || order.k_group == 2) << v.name << ": the model below has two chains";
           if (tokens < order.from_tokens) continue;  // the tiles': other tests
@@ -332,6 +333,71 @@ TEST(FloatKernel, F16PanelsAreFmaChainsAtEveryF16Value) {
   }
 }
 #endif
+
+// F16 on Intel's AVX-512 with AMX-BF16: from 32 tokens the panels go through
+// tile products of bf16 pieces (f16_amx_gemm.h), a float dot product summed
+// in another order than the FMA chain: within 1e-5 of sum |w x| of that chain
+// (the bound the other float kernels meet against the reference), for rows
+// across and past panels and row groups, k odd and past a 32-value step,
+// tokens past a tile and across chunks (k = 2563: 128 tokens a chunk), on 1
+// and 2 threads; and at every finite F16 value times activations from 1e-30
+// to 1. The kernel's name says which path ran.
+TEST(FloatKernel, F16AmxTilesMatchTheFmaChainWithinRounding) {
+  if (!cpu_features().amx_bf16) GTEST_SKIP() << "no AMX-BF16 (with the kernel's permission): the F16 tiles cannot run here";
+  CpuFeatures intel = cpu_features();
+  intel.vendor_amd = false;
+  struct Case {
+    int64_t rows, cols;
+    std::vector<uint16_t> w;  // F16 bits
+  };
+  std::vector<Case> cases;
+  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{49, 32}, {100, 33}, {3100, 40}, {17, 600}, {97, 2563}}) {
+    const auto bytes = random_float_weights(GgmlType::F16, rows, cols, static_cast<uint64_t>(rows * 5 + cols));
+    std::vector<uint16_t> w(static_cast<size_t>(rows * cols));
+    std::memcpy(w.data(), bytes.data(), w.size() * sizeof(uint16_t));
+    cases.push_back({rows, cols, w});
+  }
+  {
+    Case every{1984, 32, {}};  // 63488 values: the finite F16 patterns, spread over rows
+    for (uint32_t h = 0; h < 0x10000; ++h)
+      if ((h & 0x7c00) != 0x7c00) every.w.push_back(static_cast<uint16_t>(h));
+    Rng rng(12);
+    for (size_t i = every.w.size() - 1; i > 0; --i) std::swap(every.w[i], every.w[rng.below(i + 1)]);
+    cases.push_back(every);
+  }
+  for (const Case& c : cases) {
+    const WeightView view{"w", GgmlType::F16, c.rows, c.cols, reinterpret_cast<const uint8_t*>(c.w.data())};
+    for (const int64_t tokens : {32, 33, 47, 130}) {
+      if (c.cols == 2563 && tokens != 130) continue;  // (time: the chunks are what it is here for)
+      Rng rng(static_cast<uint64_t>(tokens + c.cols));
+      std::vector<float> x(static_cast<size_t>(tokens * c.cols));
+      for (size_t i = 0; i < x.size(); ++i)
+        x[i] = static_cast<float>(rng.normal()) * (i % 5 == 0 ? 1e-30f : i % 7 == 0 ? 1e-3f : 0.5f);
+      ActivationBatch in(tokens, c.cols);
+      in.set(x.data(), tokens, c.cols);
+      for (const int threads : {1, 2}) {
+        ThreadPool pool(threads);
+        const auto kernel = find_kernel_family("f16")->make(view, intel, pool);
+        ASSERT_NE(kernel->kernel_name().find("amx"), std::string::npos) << kernel->kernel_name();
+        std::vector<float> got(static_cast<size_t>(tokens * c.rows), NAN);
+        kernel->forward(in, got.data(), pool);
+        for (int64_t t = 0; t < tokens; ++t)
+          for (int64_t r = 0; r < c.rows; ++r) {
+            float want = 0.0f;
+            double mag = 0.0;
+            for (int64_t k = 0; k < c.cols; ++k) {
+              const float w = fp16_to_float(c.w[static_cast<size_t>(r * c.cols + k)]), v = x[static_cast<size_t>(t * c.cols + k)];
+              want = std::fma(v, w, want);
+              mag += std::fabs(static_cast<double>(v) * w);
+            }
+            ASSERT_NEAR(got[static_cast<size_t>(t * c.rows + r)], want, 1e-5 * mag + 1e-30)
+                << kernel->kernel_name() << " " << c.rows << "x" << c.cols << " tokens " << tokens << " token " << t
+                << " row " << r << " (threads " << threads << ")";
+          }
+      }
+    }
+  }
+}
 
 TEST(FloatKernel, AutoPicksItForFloatHeadsOnly) {
   ThreadPool pool(1);

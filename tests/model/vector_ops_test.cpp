@@ -473,6 +473,17 @@ TEST(VectorOps, QuantizeAbsmaxIsBitExact) {
       for (int64_t i = 0; i < n; ++i) ties[i] = (i % 2 ? -1.0f : 1.0f) * (static_cast<float>(i % 127) + 0.5f);
       ties[0] = 127.0f;
       cases.push_back(ties);
+      // The floats next to those half-way points, on both sides, and the
+      // largest float below 1/2: where rounding by adding just under a half
+      // (simd::kHalfBelow) would go wrong if it could.
+      std::vector<float> near(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        const float half_way = static_cast<float>(i / 2 % 127) + 0.5f;
+        near[i] = (i % 3 ? 1.0f : -1.0f) * std::nextafter(half_way, i % 2 ? 0.0f : 200.0f);
+      }
+      near[0] = 127.0f;
+      if (n > 2) near[1] = std::nextafter(0.5f, 0.0f), near[2] = -std::nextafter(0.5f, 0.0f);
+      cases.push_back(near);
       for (const auto& x : cases) {
         std::vector<int8_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n) + 1, 99);
         const ActivationRowQuant w = quantize_activations_absmax_ref(x.data(), n, want.data());

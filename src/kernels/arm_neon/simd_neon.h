@@ -101,19 +101,10 @@ struct Neon {
   static V min(V a, V b) { return {min4(a.lo, b.lo), min4(a.hi, b.hi)}; }
   static V abs(V a) { return {vabsq_f32(a.lo), vabsq_f32(a.hi)}; }
   static V floor(V a) { return {vrndmq_f32(a.lo), vrndmq_f32(a.hi)}; }
-  static V trunc(V a) { return {vrndq_f32(a.lo), vrndq_f32(a.hi)}; }
   // x where the mask's lanes are set, else 0.
   static float32x4_t keep4(uint32x4_t m, float32x4_t x) { return vreinterpretq_f32_u32(vandq_u32(m, vreinterpretq_u32_f32(x))); }
   // x with a's lanes where a > b, else 0 (ordered: NaN lanes 0).
   static V select_gt(V a, V b, V x) { return {keep4(vcgtq_f32(a.lo, b.lo), x.lo), keep4(vcgtq_f32(a.hi, b.hi), x.hi)}; }
-  // Lanes where |a| >= b get a's sign copied onto x, the others 0.
-  static float32x4_t signed_where_abs_ge4(float32x4_t a, float32x4_t b, float32x4_t x) {
-    const uint32x4_t sign = vandq_u32(vreinterpretq_u32_f32(a), vdupq_n_u32(0x80000000u));
-    return keep4(vcgeq_f32(vabsq_f32(a), b), vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(x), sign)));
-  }
-  static V signed_where_abs_ge(V a, V b, V x) {
-    return {signed_where_abs_ge4(a.lo, b.lo, x.lo), signed_where_abs_ge4(a.hi, b.hi, x.hi)};
-  }
   // 2^n for integer-valued n in [-126, 127].
   static float32x4_t pow2_4(float32x4_t n) {
     const int32x4_t e = vaddq_s32(vcvtnq_s32_f32(n), vdupq_n_s32(127));
@@ -126,6 +117,8 @@ struct Neon {
   };
   // Round to nearest even, as cvtps2dq under the default MXCSR (a integer-valued: exact).
   static I to_i32(V a) { return {vcvtnq_s32_f32(a.lo), vcvtnq_s32_f32(a.hi)}; }
+  // a to the nearest integer, halves away from zero (std::round): one fcvtas.
+  static I round_half_away(V a) { return {vcvtaq_s32_f32(a.lo), vcvtaq_s32_f32(a.hi)}; }
   static I add_i32(I a, I b) { return {vaddq_s32(a.lo, b.lo), vaddq_s32(a.hi, b.hi)}; }
   static I zero_i32() { return {vdupq_n_s32(0), vdupq_n_s32(0)}; }
   // Sum of n int8 (n a multiple of 16): pairwise widening adds, 32 bytes into

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/simd_lanes.h"
+
 namespace lowbit::simd {
 
 struct Avx2 {
@@ -68,15 +70,8 @@ struct Avx2 {
   static V min(V a, V b) { return _mm256_min_ps(a, b); }
   static V abs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
   static V floor(V a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
-  static V trunc(V a) { return _mm256_round_ps(a, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC); }
   // x with a's lanes where a > b, else 0.
   static V select_gt(V a, V b, V x) { return _mm256_and_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ), x); }
-  // Lanes where |a| >= b get a's sign copied onto x, the others 0.
-  static V signed_where_abs_ge(V a, V b, V x) {
-    const __m256 m = _mm256_cmp_ps(abs(a), b, _CMP_GE_OQ);
-    const __m256 sign = _mm256_and_ps(a, _mm256_set1_ps(-0.0f));
-    return _mm256_and_ps(m, _mm256_or_ps(x, sign));
-  }
   // 2^n for integer-valued n in [-126, 127].
   static V pow2(V n) {
     const __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
@@ -85,6 +80,12 @@ struct Avx2 {
   // Integer lanes (int32), for int8 quantization.
   using I = __m256i;
   static I to_i32(V a) { return _mm256_cvtps_epi32(a); }  // a integer-valued: exact
+  // a to the nearest integer, halves away from zero (std::round), for |a| < 2^23:
+  // see simd::kHalfBelow.
+  static I round_half_away(V a) {
+    const __m256 sign = _mm256_and_ps(a, _mm256_set1_ps(-0.0f));
+    return _mm256_cvttps_epi32(_mm256_add_ps(a, _mm256_or_ps(sign, _mm256_set1_ps(kHalfBelow))));
+  }
   static I add_i32(I a, I b) { return _mm256_add_epi32(a, b); }
   static I zero_i32() { return _mm256_setzero_si256(); }
   // Sum of n int8 (n a multiple of 16). psadbw adds 8 unsigned bytes, so each

@@ -11,6 +11,8 @@
 
 #include <cstdint>
 
+#include "kernels/simd_lanes.h"
+
 namespace lowbit::simd {
 
 // The 128 6-bit values (0..63) of half-block h of a Q6_K block (quant/q6_k.h's
@@ -84,15 +86,8 @@ struct Avx512 {
   static V min(V a, V b) { return _mm512_min_ps(a, b); }
   static V abs(V a) { return _mm512_abs_ps(a); }
   static V floor(V a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
-  static V trunc(V a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC); }
   // x with a's lanes where a > b, else 0.
   static V select_gt(V a, V b, V x) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(a, b, _CMP_GT_OQ), x); }
-  // Lanes where |a| >= b get a's sign copied onto x, the others 0.
-  static V signed_where_abs_ge(V a, V b, V x) {
-    const __mmask16 m = _mm512_cmp_ps_mask(abs(a), b, _CMP_GE_OQ);
-    const __m512 sign = _mm512_and_ps(a, _mm512_castsi512_ps(_mm512_set1_epi32(INT32_MIN)));
-    return _mm512_maskz_mov_ps(m, _mm512_or_ps(x, sign));
-  }
   // 2^n for integer-valued n in [-126, 127].
   static V pow2(V n) {
     const __m512i e = _mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127));
@@ -101,6 +96,12 @@ struct Avx512 {
   // Integer lanes (int32), for int8 quantization.
   using I = __m512i;
   static I to_i32(V a) { return _mm512_cvtps_epi32(a); }  // a integer-valued: exact
+  // a to the nearest integer, halves away from zero (std::round), for |a| < 2^23:
+  // see simd::kHalfBelow.
+  static I round_half_away(V a) {
+    const __m512 sign = _mm512_and_ps(a, _mm512_castsi512_ps(_mm512_set1_epi32(INT32_MIN)));
+    return _mm512_cvttps_epi32(_mm512_add_ps(a, _mm512_or_ps(sign, _mm512_set1_ps(kHalfBelow))));
+  }
   static I add_i32(I a, I b) { return _mm512_add_epi32(a, b); }
   static I zero_i32() { return _mm512_setzero_si512(); }
   static int32_t reduce_add_i32(I a) { return _mm512_reduce_add_epi32(a); }
