@@ -334,6 +334,7 @@ TEST(FloatKernel, F16PanelsAreFmaChainsAtEveryF16Value) {
 }
 #endif
 
+#if LOWBIT_X86_KERNELS
 // F16 on Intel's AVX-512 with AMX-BF16: from 32 tokens the panels go through
 // tile products of bf16 pieces (f16_amx_gemm.h), a float dot product summed
 // in another order than the FMA chain: within 1e-5 of sum |w x| of that chain
@@ -398,6 +399,7 @@ TEST(FloatKernel, F16AmxTilesMatchTheFmaChainWithinRounding) {
     }
   }
 }
+#endif
 
 TEST(FloatKernel, AutoPicksItForFloatHeadsOnly) {
   ThreadPool pool(1);
