@@ -18,17 +18,13 @@ std::vector<float> random_row(int64_t n, uint64_t seed) {
   return x;
 }
 
-void set_elements(benchmark::State& state, int64_t n) {
-  state.SetItemsProcessed(state.iterations() * n);
-}
-
 void BM_RowQuantizeAbsmax(benchmark::State& state) {
   const int64_t n = state.range(0);
   const auto x = random_row(n, 1);
   std::vector<int8_t> q(static_cast<size_t>(n));
   const VectorOps& ops = *vector_ops();
   for (auto _ : state) benchmark::DoNotOptimize(ops.quantize_absmax(x.data(), n, q.data()));
-  set_elements(state, n);
+  state.SetItemsProcessed(state.iterations() * n);
 }
 BENCHMARK(BM_RowQuantizeAbsmax)->Arg(2560)->Arg(6912);
 
@@ -41,7 +37,7 @@ void BM_RowRmsNorm(benchmark::State& state) {
     ops.rms_norm(x.data(), w.data(), n, 1e-5f, out.data());
     benchmark::ClobberMemory();
   }
-  set_elements(state, n);
+  state.SetItemsProcessed(state.iterations() * n);
 }
 BENCHMARK(BM_RowRmsNorm)->Arg(2560)->Arg(6912);
 
@@ -54,7 +50,7 @@ void BM_RowRelu2Gate(benchmark::State& state) {
     ops.relu2_gate(g.data(), u.data(), n);
     benchmark::ClobberMemory();
   }
-  set_elements(state, n);
+  state.SetItemsProcessed(state.iterations() * n);
 }
 BENCHMARK(BM_RowRelu2Gate)->Arg(2560)->Arg(6912);
 

@@ -33,7 +33,6 @@
 namespace lowbit {
 
 inline constexpr int kF16AmxTokens = 16;  // tokens per A tile
-inline constexpr int kF16AmxGroupRows = 16;  // rows per B tile (a third of a panel)
 
 // bf16 values the laid-out pieces of `tokens` tokens take for k columns:
 // [ceil(tokens / 16) blocks][3 pieces][ceil(k / 32) steps][16 tokens][32].

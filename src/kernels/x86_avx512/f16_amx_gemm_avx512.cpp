@@ -16,7 +16,8 @@ namespace {
 constexpr int kTile = 512;  // bf16 per tile: 16 rows x 32
 constexpr int64_t steps_of(int64_t k) { return (k + 31) / 32; }
 
-constexpr int kGroups = kF16PanelRows / kF16AmxGroupRows;  // row groups (B tiles) per panel
+constexpr int kGroupRows = 16;                       // rows per B tile
+constexpr int kGroups = kF16PanelRows / kGroupRows;  // row groups (B tiles) per panel
 
 // Step s of a panel's rows as B tiles, at out + s * kTile of
 // [3 row groups][hi, lo][steps][16 pairs of k][16 rows x 2]: pair i of the
@@ -153,7 +154,7 @@ void f16_amx_gemm(const uint16_t* panels, int64_t rows, int64_t k, int64_t p0, i
       block_products(laid + b * 3 * steps * kTile, b == 0 ? panels + p * kF16PanelRows * k : nullptr, k,
                      converted.data(), ahead, out);
       for (int j = 0; j < kGroups; ++j) {
-        const int64_t r0 = kF16PanelRows * p + kF16AmxGroupRows * j;
+        const int64_t r0 = kF16PanelRows * p + kGroupRows * j;
         if (r0 >= rows) break;
         const auto row_mask = static_cast<__mmask16>((1u << std::min<int64_t>(rows - r0, 16)) - 1);
         for (int64_t t = kF16AmxTokens * b; t < std::min(tokens, kF16AmxTokens * (b + 1)); ++t)
