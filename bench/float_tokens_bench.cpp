@@ -47,7 +47,7 @@ void time_tokens(benchmark::State& state, GgmlType type, const char* kernel) {
 void BM_F16MatmulTokens(benchmark::State& state) { time_tokens(state, GgmlType::F16, "f16"); }
 void BM_Q4KMatmulTokens(benchmark::State& state) { time_tokens(state, GgmlType::Q4_K, "q4_k"); }
 const auto kTokens = [](benchmark::internal::Benchmark* b) {
-  for (const int t : {4, 8, 12, 16, 32, 64, 512}) b->Arg(t);
+  for (const int t : {4, 8, 10, 12, 16, 24, 32, 64, 512}) b->Arg(t);
   b->Unit(benchmark::kMillisecond)->UseRealTime();
 };
 BENCHMARK(BM_F16MatmulTokens)->Apply(kTokens);

@@ -1,7 +1,8 @@
 // F16 row panels (f16_panels.h) times many float tokens on Intel AMX-BF16
 // tiles (tdpbf16ps: 16 x 16 x 32 multiply-adds per instruction, where an
-// AVX-512 FMA does 16): a perplexity run's 512 positions through the 2B-4T
-// head, a float model's prefill.
+// AVX-512 FMA does 16), from 12 tokens: a server's batch of sequences or a
+// perplexity run's 512 positions through the 2B-4T head, a float model's
+// prefill.
 //
 // BF16 keeps 8 significant bits, so each operand goes in as bf16 pieces cut
 // from the top of its bits, as the prefill attention does
@@ -18,14 +19,17 @@
 // row groups of 16), stored into y's rows; A the tokens' pieces, [16 tokens]
 // [32 values of k], laid out once per chunk of tokens (lay_f16_amx_tokens)
 // whose pieces stay in L2; B a row group's pieces, [16 pairs of k][16 rows x
-// 2], converted from the panel step by step as the chunk's first token block
-// multiplies (the vector units convert while the tile unit multiplies), into
-// a buffer per thread that the other blocks read. The next panel's lines are
-// prefetched a few per step. 10 tile loads feed 15 products.
+// 2], converted from the panel step by step as the first token block
+// multiplies (the vector units convert while the tile unit multiplies), the
+// panel's lines prefetched 2 KiB ahead. The converted steps go to a ring of
+// four that stays in L1: the token blocks take turns over spans of four
+// steps, each keeping its C tiles in memory between turns, so a panel is
+// converted once whatever the token count. 10 tile loads feed 15 products.
 //
 // One thread, the F16 matrix of bench/float_tokens_bench.cpp (16384 x 2560):
 // 145-158 G multiply-adds per second from 64 tokens on, against the panels'
-// 78-87 (docs/performance.md "Session 35").
+// 78-87 (docs/performance.md "Session 35"); 88-95 G at 16 tokens, against
+// 62-65 (Session 36).
 #pragma once
 
 #include <cstdint>

@@ -18,7 +18,7 @@
 //
 // Every (row, token) is one FMA chain over k in order from 0, whatever the
 // token count: bitwise a scalar std::fma loop, and the same bits for a token
-// alone or in a batch. (With AMX-BF16, 32 tokens and more go through tiles
+// alone or in a batch. (With AMX-BF16, 12 tokens and more go through tiles
 // instead, f16_amx_gemm.h: within float rounding of the chain.)
 #pragma once
 

@@ -252,12 +252,13 @@ class F16PanelMatmul final : public Matmul {
     });
   }
 
-  // Tokens from which AMX-BF16 takes the call (f16_amx_gemm.h). One thread,
-  // a 16384 x 2560 matrix: 1.28x the panels' multiply-adds per second at 16
-  // tokens, 1.8x at 32, 1.8-1.9x at 64 and 512; but with 2 threads, 16
-  // sequences decoding together ran 12-15% slower end to end (each panel
-  // converted from memory for one block of tokens), 32 faster by 2-6%.
-  static constexpr int64_t kAmxFromTokens = 32;
+  // Tokens from which AMX-BF16 takes the call (f16_amx_gemm.h). A call costs
+  // one token block's tile products and the conversion however few of its 16
+  // tokens are real. One thread, a 16384 x 2560 matrix: 1.0x the panels at 10
+  // tokens, 1.15-1.25x at 12, 1.4x at 16; with 2 threads, 12 sequences
+  // decoding together ran 1-4% faster end to end, 16 11-14%, 24 11-14%
+  // (docs/performance.md "Session 36").
+  static constexpr int64_t kAmxFromTokens = 12;
 
  private:
   // Chunks of tokens whose pieces (6 bytes a value) stay in L2, about this

@@ -335,12 +335,13 @@ TEST(FloatKernel, F16PanelsAreFmaChainsAtEveryF16Value) {
 #endif
 
 #if LOWBIT_X86_KERNELS
-// F16 on Intel's AVX-512 with AMX-BF16: from 32 tokens the panels go through
+// F16 on Intel's AVX-512 with AMX-BF16: from 12 tokens the panels go through
 // tile products of bf16 pieces (f16_amx_gemm.h), a float dot product summed
 // in another order than the FMA chain: within 1e-5 of sum |w x| of that chain
 // (the bound the other float kernels meet against the reference), for rows
 // across and past panels and row groups, k odd and past a 32-value step,
-// tokens past a tile and across chunks (k = 2563: 128 tokens a chunk), on 1
+// steps past a span of 4 (k = 600: 19 steps), one token block (12, 16) and
+// several, tokens past a tile and across chunks (k = 2563: 128 tokens a chunk), on 1
 // and 2 threads; and at every finite F16 value times activations from 1e-30
 // to 1. The kernel's name says which path ran.
 TEST(FloatKernel, F16AmxTilesMatchTheFmaChainWithinRounding) {
@@ -368,7 +369,7 @@ TEST(FloatKernel, F16AmxTilesMatchTheFmaChainWithinRounding) {
   }
   for (const Case& c : cases) {
     const WeightView view{"w", GgmlType::F16, c.rows, c.cols, reinterpret_cast<const uint8_t*>(c.w.data())};
-    for (const int64_t tokens : {32, 33, 47, 130}) {
+    for (const int64_t tokens : {12, 16, 31, 33, 47, 130}) {
       if (c.cols == 2563 && tokens != 130) continue;  // (time: the chunks are what it is here for)
       Rng rng(static_cast<uint64_t>(tokens + c.cols));
       std::vector<float> x(static_cast<size_t>(tokens * c.cols));
