@@ -72,10 +72,12 @@ int64_t lut_tokens(int64_t tokens) {
 
 // AMX takes every token of a call of at least this many (a last partial
 // block of 16 zero-padded); fewer go to the tile dots, one pass of up to 8.
-// 9 to 15 tokens on the tile dots take two passes: 10 and 12 sequences
-// decoding together ran 10% and 15-20% faster on AMX's half-empty tiles
-// (Intel Xeon, 2 threads), 8 some 3-6% slower there than in one VNNI pass.
-constexpr int64_t kAmxMinTokens = 9;
+// With one token block on three weight tiles at a time (i2s_amx_gemm.h), 7
+// and 8 sequences decoding together ran 4-5% and 7-12% faster on AMX's
+// part-empty tiles than in one VNNI pass, 5 and 6 some 1-4% slower (Intel
+// Xeon, 2 threads; at 1 thread 7 and 8 +6-11%; docs/performance.md
+// "Session 36").
+constexpr int64_t kAmxMinTokens = 7;
 
 int64_t amx_tokens(int64_t tokens) { return tokens >= kAmxMinTokens ? tokens : 0; }
 
