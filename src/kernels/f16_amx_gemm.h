@@ -28,8 +28,8 @@
 //
 // One thread, the F16 matrix of bench/float_tokens_bench.cpp (16384 x 2560):
 // 145-158 G multiply-adds per second from 64 tokens on, against the panels'
-// 78-87 (docs/performance.md "Session 35"); 88-95 G at 16 tokens, against
-// 62-65 (Session 36).
+// 78-87 (docs/performance.md "Session 35"); 89-104 G at 16 tokens, against
+// the panels' 65-73 (Session 36).
 #pragma once
 
 #include <cstdint>

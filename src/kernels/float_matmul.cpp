@@ -254,8 +254,8 @@ class F16PanelMatmul final : public Matmul {
 
   // Tokens from which AMX-BF16 takes the call (f16_amx_gemm.h). A call costs
   // one token block's tile products and the conversion however few of its 16
-  // tokens are real. One thread, a 16384 x 2560 matrix: 1.0x the panels at 10
-  // tokens, 1.15-1.25x at 12, 1.4x at 16; with 2 threads, 12 sequences
+  // tokens are real. One thread, a 16384 x 2560 matrix: alike the panels at
+  // 10 tokens, 1.1-1.2x at 12, 1.3-1.45x at 16; with 2 threads, 12 sequences
   // decoding together ran 1-4% faster end to end, 16 11-14%, 24 11-14%
   // (docs/performance.md "Session 36").
   static constexpr int64_t kAmxFromTokens = 12;

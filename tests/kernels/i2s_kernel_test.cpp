@@ -230,8 +230,9 @@ TEST(I2sKernel, LookupGemmGivesExactSignedDots) {
 // blocks (a last one alone), token counts that end mid block (zero-padded),
 // activations at -128 and +127 everywhere, and chunks of tokens (at K = 6912
 // a chunk is 8 blocks: 150 tokens make two; at 9088, 6: 70 tokens make one, 150 two);
-// and one token block (up to 16 tokens, three weight tiles at a time) for
-// 1 to 5 tiles a call (the tests split each matrix's tiles in two calls).
+// and one token block (up to 16 tokens, three weight tiles at a time) or two
+// (17 to 32 tokens, two tiles at a time) for 1 to 5 tiles a call (the tests
+// split each matrix's tiles in two calls).
 // q's rows (stride bytes) as the AMX GEMM reads them (ActivationBatch::build_tile_rows).
 AlignedBuffer<int8_t> amx_tile_rows(const SpannedTiles<I2sTiles>& tiles, const int8_t* q, int64_t stride, int64_t tokens) {
   const std::vector<int64_t> cols = i2s_amx_block_columns(tiles);
@@ -245,7 +246,8 @@ AlignedBuffer<int8_t> amx_tile_rows(const SpannedTiles<I2sTiles>& tiles, const i
 TEST(I2sKernel, AmxGemmGivesExactCodeDots) {
   if (!cpu_features().amx_int8) GTEST_SKIP() << "no AMX-INT8 (or no permission for tile data): the AMX GEMM cannot run here";
   expect_exact_gemm_dots({{16, 64, 16}, {33, 400, 17}, {21, 640, 5}, {40, 6912, 150}, {16, 9088, 70}, {48, 9088, 150},
-                          {100, 6912, 12}, {40, 9088, 9}, {140, 2560, 16}},
+                          {100, 6912, 12}, {40, 9088, 9}, {140, 2560, 16}, {100, 6912, 32}, {40, 9088, 20},
+                          {48, 640, 24}},
                          5,
                          kI2sAmxTokens, /*codes=*/true,
                          [](const SpannedTiles<I2sTiles>& tiles, int64_t /* k */, int64_t begin, int64_t end,

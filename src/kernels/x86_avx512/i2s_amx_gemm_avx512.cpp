@@ -148,6 +148,39 @@ void lone_dots(const SpannedTiles<I2sTiles>& tiles, int64_t t, const int8_t* til
   if constexpr (kB > 2) _tile_stored(2, out + 512, 64);
 }
 
+// Two blocks of tokens (17 to 32) the same way, two weight tiles at a time:
+// C 0..3 (block i, tile j in 2i + j), A 4 and 5, B 6 and 7, each tile loaded
+// serving two dots, as in the slices. 20 / 24 / 32 sequences decoding
+// together ran 17-21% / 24-27% / 14-24% faster than in the slices (2
+// threads); three or more blocks, taken two at a time this way (the codes
+// unpacked once per pair of blocks), ran 5-10% slower than the slices at
+// 48-96 tokens (docs/performance.md "Session 36").
+template <int kB>
+void two_block_dots(const SpannedTiles<I2sTiles>& tiles, int64_t t, const int8_t* tile_rows, const int64_t* span_of,
+                    const int64_t* block_of, int64_t F, uint8_t* ring, int32_t* out) {
+  _tile_zero(0);
+  if constexpr (kB > 1) _tile_zero(1);
+  _tile_zero(2);
+  if constexpr (kB > 1) _tile_zero(3);
+  for (int64_t f = 0; f < F; ++f) {
+    const I2sTiles& span = tiles.spans[static_cast<size_t>(span_of[f])];
+    uint8_t* const b = ring + f % kLoneRing * kLoneTiles * kTileBytes;
+    for (int j = 0; j < kB; ++j) unpack_block<kLoneAhead>(span.tile(t + j), span.groups, block_of[f], b + j * kTileBytes);
+    _tile_loadd(6, b, 64);
+    if constexpr (kB > 1) _tile_loadd(7, b + kTileBytes, 64);
+    _tile_loadd(4, tile_rows + f * kTileBytes, 64);
+    _tile_dpbsud(0, 4, 6);
+    if constexpr (kB > 1) _tile_dpbsud(1, 4, 7);
+    _tile_loadd(5, tile_rows + (F + f) * kTileBytes, 64);
+    _tile_dpbsud(2, 5, 6);
+    if constexpr (kB > 1) _tile_dpbsud(3, 5, 7);
+  }
+  _tile_stored(0, out, 64);
+  if constexpr (kB > 1) _tile_stored(1, out + 256, 64);
+  _tile_stored(2, out + 512, 64);
+  if constexpr (kB > 1) _tile_stored(3, out + 768, 64);
+}
+
 }  // namespace
 
 void i2s_amx_gemm(const SpannedTiles<I2sTiles>& tiles, int64_t tile_begin, int64_t tile_end, const int8_t* tile_rows,
@@ -163,21 +196,37 @@ void i2s_amx_gemm(const SpannedTiles<I2sTiles>& tiles, int64_t tile_begin, int64
   });
   const auto F = static_cast<int64_t>(span_of.size());
   const int64_t n_blocks = (tokens + kI2sAmxTokens - 1) / kI2sAmxTokens;
-  if (n_blocks == 1) {
+  // One or two token blocks: no slices (lone_dots, two_block_dots).
+  if (n_blocks <= 2) {
     thread_local AlignedBuffer<uint8_t> ring;
     if (ring.size() < static_cast<size_t>(kLoneRing * kLoneTiles * kTileBytes))
       ring = AlignedBuffer<uint8_t>(kLoneRing * kLoneTiles * kTileBytes);
-    alignas(64) int32_t out[kLoneTiles * 256];
+    alignas(64) int32_t out[4 * 256];
     const AmxTileConfig config = amx_tiles_16x64();
     _tile_loadconfig(&config);
-    for (int64_t t = tile_begin; t < tile_end; t += kLoneTiles) {
-      const int kB = static_cast<int>(std::min<int64_t>(kLoneTiles, tile_end - t));
+    const int64_t step = n_blocks == 1 ? kLoneTiles : 2;
+    for (int64_t t = tile_begin; t < tile_end; t += step) {
+      const int kB = static_cast<int>(std::min<int64_t>(step, tile_end - t));
+      const int64_t* so = span_of.data();
+      const int64_t* bo = block_of.data();
+      if (n_blocks == 2) {
+        if (kB == 2)
+          two_block_dots<2>(tiles, t, tile_rows, so, bo, F, ring.data(), out);
+        else
+          two_block_dots<1>(tiles, t, tile_rows, so, bo, F, ring.data(), out);
+        for (int i = 0; i < 2; ++i)
+          for (int j = 0; j < kB; ++j) {
+            const int64_t t0 = i * kI2sAmxTokens;
+            sink(t + j, t0, static_cast<int>(std::min<int64_t>(kI2sAmxTokens, tokens - t0)), out + (2 * i + j) * 256);
+          }
+        continue;
+      }
       if (kB == 3)
-        lone_dots<3>(tiles, t, tile_rows, span_of.data(), block_of.data(), F, ring.data(), out);
+        lone_dots<3>(tiles, t, tile_rows, so, bo, F, ring.data(), out);
       else if (kB == 2)
-        lone_dots<2>(tiles, t, tile_rows, span_of.data(), block_of.data(), F, ring.data(), out);
+        lone_dots<2>(tiles, t, tile_rows, so, bo, F, ring.data(), out);
       else
-        lone_dots<1>(tiles, t, tile_rows, span_of.data(), block_of.data(), F, ring.data(), out);
+        lone_dots<1>(tiles, t, tile_rows, so, bo, F, ring.data(), out);
       for (int j = 0; j < kB; ++j) sink(t + j, 0, static_cast<int>(tokens), out + j * 256);
     }
     _tile_release();
