@@ -45,6 +45,16 @@ inline __m512i pack_bf16(__m512 lo16, __m512 hi16) {
   return _mm512_permutex2var_epi16(_mm512_castps_si512(lo16), high_halves, _mm512_castps_si512(hi16));
 }
 
+// 32 values (lanes 0..15 from lo16, 16..31 from hi16) as N rows of 32 bf16:
+// row c holds every value's piece c (cut_bf16 of each half, packed).
+template <int N>
+inline void pieces_of_32(__m512 lo16, __m512 hi16, __m512i (&row)[N]) {
+  __m512 a[N], b[N];
+  cut_bf16(lo16, a);
+  cut_bf16(hi16, b);
+  for (int c = 0; c < N; ++c) row[c] = pack_bf16(a[c], b[c]);
+}
+
 // Pieces of the K index 2i (a) and 2i + 1 (b) of 16 columns as B's 32-bit pairs.
 inline __m512i pair_bf16(__m512 a, __m512 b) {
   return _mm512_or_si512(_mm512_castps_si512(b), _mm512_srli_epi32(_mm512_castps_si512(a), 16));

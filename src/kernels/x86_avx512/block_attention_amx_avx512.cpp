@@ -60,11 +60,10 @@ constexpr int64_t round_up(int64_t n, int64_t to) { return (n + to - 1) / to * t
 // The hi and lo pieces of 32 f16 values (lanes 0..15 in x0, 16..31 in x1) as
 // bf16 rows of an A tile: hi at `row`, lo `lo` bf16 further.
 inline void store_f16_pieces(__m512 x0, __m512 x1, uint16_t* row, int64_t lo) {
-  __m512 p0[2], p1[2];
-  cut_bf16(x0, p0);
-  cut_bf16(x1, p1);
-  _mm512_storeu_si512(row, pack_bf16(p0[0], p1[0]));
-  _mm512_storeu_si512(row + lo, pack_bf16(p0[1], p1[1]));
+  __m512i pieces[2];
+  pieces_of_32(x0, x1, pieces);
+  _mm512_storeu_si512(row, pieces[0]);
+  _mm512_storeu_si512(row + lo, pieces[1]);
 }
 
 // Where each part lives in scratch (floats from its first 64-byte boundary).
@@ -223,10 +222,9 @@ void weigh_tiles(const uint16_t* p, const uint16_t* v, int64_t v_piece, int64_t 
       for (int i = 0; i < 16; ++i) {
         const int64_t r = r0 + i, d = 32 * s, n = r < rows ? Dh - d : 0;
         const float* qr = b.q + r / b.heads * b.q_stride + r % b.heads * Dh + d;
-        __m512 p0[3], p1[3];
-        cut_bf16(load_or_zero(qr, n), p0);
-        cut_bf16(load_or_zero(qr + 16, n - 16), p1);
-        for (int c = 0; c < 3; ++c) piece[c][i] = _mm512_castsi512_ps(pack_bf16(p0[c], p1[c]));
+        __m512i pieces[3];
+        pieces_of_32(load_or_zero(qr, n), load_or_zero(qr + 16, n - 16), pieces);
+        for (int c = 0; c < 3; ++c) piece[c][i] = _mm512_castsi512_ps(pieces[c]);
       }
       for (int c = 0; c < 3; ++c) {
         S::transpose(piece[c]);

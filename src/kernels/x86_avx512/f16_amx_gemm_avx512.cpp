@@ -137,10 +137,9 @@ void lay_f16_amx_tokens(const float* x, int64_t x_stride, int64_t tokens, int64_
     const float* row = t < tokens ? x + t * x_stride : x;
     for (int64_t s = 0; s < steps; ++s) {
       const int64_t c = 32 * s, n = t < tokens ? k - c : 0;
-      __m512 p0[3], p1[3];
-      cut_bf16(load_or_zero(row + c, n), p0);
-      cut_bf16(load_or_zero(row + c + 16, n - 16), p1);
-      for (int p = 0; p < 3; ++p) _mm512_store_si512(block + (p * steps + s) * kTile + 32 * i, pack_bf16(p0[p], p1[p]));
+      __m512i pieces[3];
+      pieces_of_32(load_or_zero(row + c, n), load_or_zero(row + c + 16, n - 16), pieces);
+      for (int p = 0; p < 3; ++p) _mm512_store_si512(block + (p * steps + s) * kTile + 32 * i, pieces[p]);
     }
   }
 }
