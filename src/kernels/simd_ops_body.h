@@ -79,6 +79,33 @@ std::pair<float, float> exp_shifted(float* x, int64_t n, float floor = -INFINITY
   return {max, S::reduce_add(sum)};
 }
 
+// log sum_i exp(x[i]) as max + log sum_i exp(x[i] - max), each exp in float
+// (exp<S>, ~1 ulp), each vector of them widened and summed in double.
+template <class S>
+double log_sum_exp(const float* x, int64_t n) {
+  auto m0 = S::set1(-INFINITY), m1 = m0;
+  int64_t i = 0;
+  for (; i + 2 * S::kLanes <= n; i += 2 * S::kLanes) {
+    m0 = S::max(m0, S::load(x + i));
+    m1 = S::max(m1, S::load(x + i + S::kLanes));
+  }
+  float max = S::reduce_max(S::max(m0, m1));
+  for (; i < n; ++i) max = std::fmax(max, x[i]);
+  const auto vm = S::set1(max);
+  double s0 = 0, s1 = 0;  // two chains: a double add's latency per vector otherwise
+  i = 0;
+  for (; i + 2 * S::kLanes <= n; i += 2 * S::kLanes) {
+    s0 += S::reduce_add_f64(exp<S>(S::sub(S::load(x + i), vm)));
+    s1 += S::reduce_add_f64(exp<S>(S::sub(S::load(x + i + S::kLanes), vm)));
+  }
+  for_lanes<S>(n - i, [&](int64_t j, int64_t m) {
+    float e[S::kLanes] = {};  // lanes past n stay 0
+    store_n<S>(e, exp<S>(S::sub(load_n<S>(x + i + j, m), vm)), m);
+    s0 += S::reduce_add_f64(S::load(e));
+  });
+  return static_cast<double>(max) + std::log(s0 + s1);
+}
+
 template <class S>
 void softmax(float* x, int64_t n) {
   const auto inv = S::set1(static_cast<float>(1.0 / static_cast<double>(exp_shifted<S>(x, n).second)));
@@ -376,7 +403,8 @@ VectorOps make_vector_ops() {
   return {S::kName,          rms_norm<S>,      rope_rotate<S>,         softmax<S>,
           silu_gate<S>,      relu2_gate<S>,    add<S>,                 scale<S>,
           to_f16<S>,         attend_group<S, uint16_t>, attend_group<S, float>, attend_block<S, uint16_t>,
-          attend_block<S, float>, quantize_absmax<S>, group_sums_i8<S>};
+          attend_block<S, float>, quantize_absmax<S>, group_sums_i8<S>,
+          log_sum_exp<S>};
 }
 
 }  // namespace lowbit::simd

@@ -86,6 +86,10 @@ struct VectorOps {
   // the up-convert kernels (vnni4_layout.h). group is a multiple of 16 that
   // divides n.
   void (*group_sums_i8)(const int8_t* q, int64_t n, int64_t group, int32_t* out);
+  // log(sum of exp(x[i])), n >= 1, with the largest x[i] taken out first:
+  // each exp in float, their sum in double (llama.cpp's perplexity sums
+  // expf in double). A perplexity run's log-softmax denominators.
+  double (*log_sum_exp)(const float* x, int64_t n);
 };
 
 // The best table `cpu` can run, or nullptr when it has neither the AVX2 nor the

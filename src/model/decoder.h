@@ -76,6 +76,7 @@ class Decoder {
   int64_t n_seq() const { return static_cast<int64_t>(seq_pos_.size()); }
   int64_t max_batch() const { return max_batch_; }
   const Model& model() const { return model_; }
+  ThreadPool& pool() const { return pool_; }
   // Accumulates stage timings into *profile from now on (nullptr: stop).
   void set_profile(DecodeProfile* profile) { profile_ = profile; }
 

@@ -185,11 +185,18 @@ void merge_attention_parts(const float* outs, int64_t out_stride, const float* p
   }
 }
 
+double log_sum_exp(const float* x, int64_t n) {
+  const float max = *std::max_element(x, x + n);
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += std::exp(x[i] - max);  // float exp, as expf
+  return static_cast<double>(max) + std::log(sum);
+}
+
 const VectorOps& scalar_vector_ops() {
   static const VectorOps ops = {"scalar", rms_norm,   rope_rotate, softmax,    silu_gate,
                                 relu2_gate, add,      scale,       to_f16,     attend_f16,
                                 attend_f32, attend_block<uint16_t>, attend_block<float>,
-                                quantize_activations_absmax_ref, activation_group_sums_ref};
+                                quantize_activations_absmax_ref, activation_group_sums_ref, log_sum_exp};
   return ops;
 }
 

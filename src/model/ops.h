@@ -28,6 +28,10 @@ void rope_rotate(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, con
 // In place, numerically stable (max subtracted).
 void softmax(float* x, int64_t n);
 
+// log(sum of exp(x[i])), n >= 1: max + log(sum of exp(x[i] - max)), each
+// exp in float (std::exp of a float, as llama.cpp's expf), the sum in double.
+double log_sum_exp(const float* x, int64_t n);
+
 // gate[i] = act(gate[i]) * up[i]: SiLU or squared ReLU.
 void silu_gate(float* gate, const float* up, int64_t n);
 void relu2_gate(float* gate, const float* up, int64_t n);

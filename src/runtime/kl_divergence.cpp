@@ -3,24 +3,24 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/ops.h"
+
 namespace lowbit {
 
-namespace {
+// The shift as token_nll's (perplexity.h), so that a comparison's PPL(model)
+// is the run's own PPL.
+void log_softmax(const float* logits, int64_t n, double* out) {
+  const double shift = best_vector_ops().log_sum_exp(logits, n);
+  for (int64_t i = 0; i < n; ++i) out[i] = logits[i] - shift;
+}
 
-template <class T>
-void log_softmax_into(const T* values, int64_t n, double* out) {
+void log_softmax(double* values, int64_t n) {
   const double max = *std::max_element(values, values + n);
   double sum = 0;
   for (int64_t i = 0; i < n; ++i) sum += std::exp(values[i] - max);
   const double shift = max + std::log(sum);
-  for (int64_t i = 0; i < n; ++i) out[i] = values[i] - shift;
+  for (int64_t i = 0; i < n; ++i) values[i] -= shift;
 }
-
-}  // namespace
-
-void log_softmax(const float* logits, int64_t n, double* out) { log_softmax_into(logits, n, out); }
-
-void log_softmax(double* values, int64_t n) { log_softmax_into(values, n, values); }
 
 double kl_divergence(const double* log_p, const double* log_q, int64_t n) {
   double sum = 0;

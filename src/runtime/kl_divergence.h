@@ -10,9 +10,10 @@
 
 namespace lowbit {
 
-// out[i] = logits[i] - log(sum_j exp(logits[j])), max-shifted, in double
-// (float log-probabilities would put ~1e-8 of rounding noise into a KL
-// divergence, more than a lossless kernel's). out may alias nothing.
+// out[i] = logits[i] - log(sum_j exp(logits[j])) in double (float
+// log-probabilities would put ~1e-8 of rounding noise into a KL divergence,
+// more than a lossless kernel's), the shift VectorOps::log_sum_exp's (each
+// exp in float, summed in double, as token_nll). out may alias nothing.
 void log_softmax(const float* logits, int64_t n, double* out);
 // In place, for log-probabilities that need renormalizing.
 void log_softmax(double* values, int64_t n);

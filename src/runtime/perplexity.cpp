@@ -4,15 +4,13 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "model/ops.h"
 
 namespace lowbit {
 
 double token_nll(const float* logits, int64_t n_vocab, int32_t target) {
   if (target < 0 || target >= n_vocab) fail("token id ", target, " is outside the vocabulary [0, ", n_vocab, ")");
-  const float max = *std::max_element(logits, logits + n_vocab);
-  double sum = 0;
-  for (int64_t i = 0; i < n_vocab; ++i) sum += std::exp(static_cast<double>(logits[i] - max));
-  return std::log(sum) + max - logits[target];
+  return best_vector_ops().log_sum_exp(logits, n_vocab) - logits[target];
 }
 
 void NllStats::add(double nll) {
@@ -55,9 +53,19 @@ std::vector<int32_t> chunk_input(const std::vector<int32_t>& tokens, const Perpl
 }
 
 void score_chunk(const float* logits, const int32_t* chunk_tokens, const PerplexityPlan& plan, int64_t n_vocab,
-                 NllStats& stats) {
-  for (int64_t j = plan.first; j < plan.n_ctx - 1; ++j)
-    stats.add(token_nll(logits + j * n_vocab, n_vocab, chunk_tokens[j + 1]));
+                 NllStats& stats, ThreadPool* pool) {
+  const int64_t first = plan.first, n = plan.n_ctx - 1 - first;
+  std::vector<double> nll(static_cast<size_t>(std::max<int64_t>(n, 0)));
+  const auto score = [&](int64_t begin, int64_t end, int) {
+    for (int64_t j = begin; j < end; ++j)
+      nll[static_cast<size_t>(j)] = token_nll(logits + (first + j) * n_vocab, n_vocab, chunk_tokens[first + j + 1]);
+  };
+  if (pool != nullptr)
+    pool->parallel_for(n, 1, score);
+  else
+    score(0, n, 0);
+  // Added in order: the same sums at any thread count.
+  for (double v : nll) stats.add(v);
 }
 
 NllStats run_perplexity(Decoder& decoder, const std::vector<int32_t>& tokens, const PerplexityPlan& plan, int32_t bos,
@@ -70,7 +78,7 @@ NllStats run_perplexity(Decoder& decoder, const std::vector<int32_t>& tokens, co
     decoder.truncate(0);
     decoder.eval(input.data(), plan.n_ctx, logits.data(), /*all_logits=*/true);
     const int32_t* chunk_tokens = tokens.data() + c * plan.n_ctx;
-    score_chunk(logits.data(), chunk_tokens, plan, n_vocab, stats);
+    score_chunk(logits.data(), chunk_tokens, plan, n_vocab, stats, &decoder.pool());
     if (on_chunk) on_chunk(c, logits.data(), chunk_tokens, stats);
   }
   return stats;

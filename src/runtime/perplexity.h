@@ -16,8 +16,9 @@
 
 namespace lowbit {
 
-// -log softmax(logits)[target]: the max is subtracted first and the exponentials
-// summed in double, as llama.cpp does.
+// -log softmax(logits)[target]: the max is subtracted first, each exponential
+// taken in float and their sum in double, as llama.cpp does
+// (VectorOps::log_sum_exp at the CPU's best level).
 double token_nll(const float* logits, int64_t n_vocab, int32_t target);
 
 // Running sums of per-token negative log-likelihoods.
@@ -55,10 +56,11 @@ PerplexityPlan plan_perplexity(int64_t n_tokens, int64_t n_ctx, int64_t n_chunks
 std::vector<int32_t> chunk_input(const std::vector<int32_t>& tokens, const PerplexityPlan& plan, int64_t chunk,
                                  int32_t bos);
 
-// Adds the chunk's scored tokens to stats. logits: [n_ctx][n_vocab] of the
-// chunk; chunk_tokens: [n_ctx] the text's tokens (not BOS-replaced).
+// Adds the chunk's scored tokens to stats, in order. logits: [n_ctx][n_vocab]
+// of the chunk; chunk_tokens: [n_ctx] the text's tokens (not BOS-replaced).
+// With a pool the tokens' log-softmax runs on its threads (the same stats).
 void score_chunk(const float* logits, const int32_t* chunk_tokens, const PerplexityPlan& plan, int64_t n_vocab,
-                 NllStats& stats);
+                 NllStats& stats, ThreadPool* pool = nullptr);
 
 // Evaluates every chunk of the plan from an empty cache and scores it.
 // on_chunk(chunk, logits [n_ctx][V], chunk_tokens [n_ctx], stats so far) is

@@ -522,5 +522,38 @@ TEST(VectorOps, GroupSumsMatchTheScalarLoop) {
   }
 }
 
+// log sum exp against one in double throughout, on random logits (a
+// vocabulary's length among them), a maximum placed in the last partial
+// vector, constant rows (lanes past n counted as exp(0 - max) would show),
+// and logits far apart (exp of -2e4 underflows).
+TEST(VectorOps, LogSumExpMatchesDouble) {
+  std::vector<const VectorOps*> tables = isa_tables();
+  tables.push_back(&scalar_vector_ops());
+  const auto in_double = [](const std::vector<float>& x) {
+    const double max = *std::max_element(x.begin(), x.end());
+    double sum = 0;
+    for (float v : x) sum += std::exp(static_cast<double>(v) - max);
+    return max + std::log(sum);
+  };
+  std::vector<int64_t> lengths = kLengths;
+  lengths.push_back(128256);
+  for (const VectorOps* ops : tables) {
+    for (int64_t n : lengths) {
+      for (float amp : {1.0f, 8.0f}) {
+        std::vector<float> x = random_vector(n, static_cast<uint64_t>(n) + 3, amp);
+        EXPECT_NEAR(ops->log_sum_exp(x.data(), n), in_double(x), 1e-6) << ops->isa << " n " << n << " amp " << amp;
+        x.back() = 400.0f;  // the maximum in the tail
+        EXPECT_NEAR(ops->log_sum_exp(x.data(), n), in_double(x), 1e-6) << ops->isa << " n " << n << ", max last";
+      }
+      const std::vector<float> flat(static_cast<size_t>(n), -3.25f);
+      EXPECT_NEAR(ops->log_sum_exp(flat.data(), n), -3.25 + std::log(static_cast<double>(n)), 1e-12)
+          << ops->isa << " n " << n << ", constant";
+    }
+    const float apart[3] = {1e4f, -1e4f, 0.0f};
+    EXPECT_NEAR(ops->log_sum_exp(apart, 3), 1e4, 1e-9) << ops->isa;
+    EXPECT_NEAR(ops->log_sum_exp(apart + 1, 2), 0.0, 1e-9) << ops->isa;
+  }
+}
+
 }  // namespace
 }  // namespace lowbit

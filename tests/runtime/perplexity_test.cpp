@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "core/thread_pool.h"
 
 namespace lowbit {
 namespace {
@@ -85,6 +86,26 @@ TEST(ScoreChunk, ScoresExactlyTheSecondHalfAgainstTheNextToken) {
   score_chunk(logits.data(), tokens, p, V, stats);
   EXPECT_EQ(stats.count(), 3);
   EXPECT_NEAR(stats.perplexity(), 2.0, 1e-6);
+}
+
+TEST(ScoreChunk, OnThePoolGivesTheSerialSums) {
+  const int64_t V = 1000, n_ctx = 64;
+  const PerplexityPlan p = plan_perplexity(n_ctx, n_ctx, 0);
+  Rng rng(9);
+  std::vector<int32_t> tokens(n_ctx);
+  for (auto& t : tokens) t = static_cast<int32_t>(rng.below(V));
+  std::vector<float> logits(static_cast<size_t>(n_ctx * V));
+  for (auto& v : logits) v = static_cast<float>(rng.normal()) * 4.0f;
+  NllStats serial, pooled;
+  score_chunk(logits.data(), tokens.data(), p, V, serial);
+  ThreadPool pool(2);
+  score_chunk(logits.data(), tokens.data(), p, V, pooled, &pool);
+  EXPECT_EQ(pooled.count(), n_ctx / 2 - 1);
+  EXPECT_EQ(pooled.mean(), serial.mean());
+  EXPECT_EQ(pooled.perplexity_error(), serial.perplexity_error());
+  // A token outside the vocabulary fails from the pool's threads too.
+  tokens[n_ctx - 1] = static_cast<int32_t>(V);
+  EXPECT_THROW(score_chunk(logits.data(), tokens.data(), p, V, pooled, &pool), Error);
 }
 
 TEST(NllStats, ErrorMatchesTheStandardErrorOfTheMean) {

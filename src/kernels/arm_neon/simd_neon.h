@@ -155,6 +155,12 @@ struct Neon {
     const float32x4_t hi = vpaddq_f32(vpaddq_f32(a.hi, b.hi), vpaddq_f32(c.hi, d.hi));
     vst1q_f32(out, vaddq_f32(lo, hi));
   }
+  // The lanes widened to double, then summed.
+  static double reduce_add_f64(V a) {
+    const float64x2_t lo = vaddq_f64(vcvt_f64_f32(vget_low_f32(a.lo)), vcvt_high_f64_f32(a.lo));
+    const float64x2_t hi = vaddq_f64(vcvt_f64_f32(vget_low_f32(a.hi)), vcvt_high_f64_f32(a.hi));
+    return vaddvq_f64(vaddq_f64(lo, hi));
+  }
   // Avx2's order and maxps's rule (max4).
   static float reduce_max(V a) {
     const float32x4_t s = max4(a.lo, a.hi);

@@ -139,6 +139,12 @@ struct Avx512 {
     _mm_storeu_ps(out, _mm512_castps512_ps128(_mm512_permutexvar_ps(first_of_quarters, s)));
   }
   static float reduce_max(V a) { return _mm512_reduce_max_ps(a); }
+  // The lanes widened to double, then summed.
+  static double reduce_add_f64(V a) {
+    const __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(a));
+    const __m512d hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    return _mm512_reduce_add_pd(_mm512_add_pd(lo, hi));
+  }
   // The 16 x 16 tile r[row] lane col becomes r[col] lane row: pairs of rows
   // interleaved, then quads (as doubles), then 128-bit quarters.
   static void transpose(V (&r)[16]) {
