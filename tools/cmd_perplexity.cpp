@@ -93,22 +93,17 @@ int run(const PerplexityOptions& o) {
   Decoder decoder(*lm.model, *lm.pool, kPromptBatch, o.kv_type == "f32" ? KvCacheType::F32 : KvCacheType::F16);
   DistributionComparison comparison;
   std::string chunk_log;
-  std::vector<double> log_probs(static_cast<size_t>(n_vocab)), base(static_cast<size_t>(n_vocab));
   ProgressBar bar("lowbit: perplexity");
   bar.update(0);
   const double start = now_seconds();
   const NllStats stats =
       run_perplexity(decoder, tokens, plan, bos, [&](int64_t chunk, const float* logits, const int32_t* chunk_tokens, const NllStats& so_far) {
         chunk_log += cat("[", chunk + 1, "]", format_fixed(so_far.perplexity(), 4), ",");
-        for (int64_t j = plan.first; j < plan.n_ctx - 1; ++j) {
-          const float* row = logits + j * n_vocab;
-          if (writer) writer->add(row);
-          if (reader) {
-            reader->next(base.data());
-            log_softmax(row, n_vocab, log_probs.data());
-            comparison.add(base.data(), log_probs.data(), n_vocab, chunk_tokens[j + 1]);
-          }
-        }
+        const float* scored = logits + plan.first * n_vocab;
+        if (writer) writer->add_rows(scored, plan.scored_per_chunk(), *lm.pool);
+        if (reader)
+          compare_with_base(*reader, scored, plan.scored_per_chunk(), chunk_tokens + plan.first + 1, *lm.pool,
+                            comparison);
         bar.update(static_cast<double>(chunk + 1) / static_cast<double>(plan.n_chunks));
       });
   bar.finish();

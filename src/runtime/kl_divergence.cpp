@@ -31,22 +31,38 @@ double kl_divergence(const double* log_p, const double* log_q, int64_t n) {
   return sum;
 }
 
+PositionComparison measure_position(const double* base_log_probs, const double* log_probs, int64_t n_vocab,
+                                    int32_t target) {
+  PositionComparison p;
+  p.kld = kl_divergence(base_log_probs, log_probs, n_vocab);
+  const auto top = [n_vocab](const double* v) { return std::max_element(v, v + n_vocab) - v; };
+  p.same_top = top(base_log_probs) == top(log_probs);
+  p.target = target;
+  if (target >= 0) {
+    p.base_log_prob = base_log_probs[target];
+    p.log_prob = log_probs[target];
+  }
+  return p;
+}
+
 void DistributionComparison::add(const double* base_log_probs, const double* log_probs, int64_t n_vocab,
                                  int32_t target) {
-  const double kld = kl_divergence(base_log_probs, log_probs, n_vocab);
-  kld_sum_ += kld;
-  kld_sum2_ += kld * kld;
-  max_kld_ = std::max(max_kld_, kld);
+  add(measure_position(base_log_probs, log_probs, n_vocab, target));
+}
+
+void DistributionComparison::add(const PositionComparison& p) {
+  kld_sum_ += p.kld;
+  kld_sum2_ += p.kld * p.kld;
+  max_kld_ = std::max(max_kld_, p.kld);
   ++count_;
-  const auto top = [n_vocab](const double* v) { return std::max_element(v, v + n_vocab) - v; };
-  if (top(base_log_probs) == top(log_probs)) ++same_top_;
-  if (target < 0) return;
-  const double dp = std::exp(log_probs[target]) - std::exp(base_log_probs[target]);
+  if (p.same_top) ++same_top_;
+  if (p.target < 0) return;
+  const double dp = std::exp(p.log_prob) - std::exp(p.base_log_prob);
   abs_dp_sum_ += std::fabs(dp);
   max_abs_dp_ = std::max(max_abs_dp_, std::fabs(dp));
   ++dp_count_;
-  nll_.add(-log_probs[target]);
-  base_nll_.add(-base_log_probs[target]);
+  nll_.add(-p.log_prob);
+  base_nll_.add(-p.base_log_prob);
 }
 
 double DistributionComparison::mean_kld() const { return count_ > 0 ? kld_sum_ / static_cast<double>(count_) : 0.0; }

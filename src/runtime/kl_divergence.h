@@ -22,13 +22,28 @@ void log_softmax(double* values, int64_t n);
 // nats; terms with p_i == 0 contribute 0.
 double kl_divergence(const double* log_p, const double* log_q, int64_t n);
 
+// What DistributionComparison keeps of one position (measure_position).
+struct PositionComparison {
+  double kld = 0;
+  bool same_top = false;
+  int32_t target = -1;
+  double base_log_prob = 0, log_prob = 0;  // of the target, when there is one
+};
+
+// base_log_probs, log_probs: [n_vocab] normalized log-probabilities.
+// target: the token that came next, or -1.
+PositionComparison measure_position(const double* base_log_probs, const double* log_probs, int64_t n_vocab,
+                                    int32_t target);
+
 // Statistics over many positions of (base, other) distribution pairs, as
 // llama.cpp's --kl-divergence reports them.
 class DistributionComparison {
  public:
-  // base_log_probs, log_probs: [n_vocab] normalized log-probabilities.
-  // target: the token that came next (its Δp and NLLs are recorded), or -1.
+  // As add(measure_position(...)): a target's Δp and NLLs are recorded.
   void add(const double* base_log_probs, const double* log_probs, int64_t n_vocab, int32_t target);
+  // Positions measured apart (on a pool's threads) and added in order give
+  // the same sums as add() on each.
+  void add(const PositionComparison& p);
 
   int64_t count() const { return count_; }
   double mean_kld() const;

@@ -82,6 +82,30 @@ void LogprobFileWriter::add(const float* logits) {
   ++written_;
 }
 
+namespace {
+
+// Positions taken per pass over the pool: their records (256 KB each for a
+// 128k vocabulary) are held at once.
+int64_t rows_per_pass(const ThreadPool& pool) { return std::max<int64_t>(16, 2 * pool.size()); }
+
+}  // namespace
+
+void LogprobFileWriter::add_rows(const float* logits, int64_t rows, ThreadPool& pool) {
+  if (written_ + rows > expected_) fail(path_, ": more records than the header's ", expected_);
+  const auto bytes = static_cast<size_t>(logprob_record_bytes(n_vocab_));
+  std::vector<uint8_t> records;
+  for (int64_t r0 = 0; r0 < rows; r0 += rows_per_pass(pool)) {
+    const int64_t n = std::min(rows - r0, rows_per_pass(pool));
+    records.resize(static_cast<size_t>(n) * bytes);
+    pool.parallel_for(n, 1, [&](int64_t begin, int64_t end, int) {
+      for (int64_t i = begin; i < end; ++i)
+        encode_logprob_record(logits + (r0 + i) * n_vocab_, n_vocab_, records.data() + static_cast<size_t>(i) * bytes);
+    });
+    write_bytes(file_, records.data(), records.size(), path_);
+    written_ += n;
+  }
+}
+
 void LogprobFileWriter::finish() {
   if (written_ != expected_) fail(path_, ": wrote ", written_, " records, the header promises ", expected_);
   const int rc = std::fclose(file_);
@@ -121,6 +145,40 @@ LogprobFileReader::LogprobFileReader(const std::string& path) : path_(path) {
 
 LogprobFileReader::~LogprobFileReader() {
   if (file_ != nullptr) std::fclose(file_);
+}
+
+void LogprobFileReader::next_records(int64_t rows, uint8_t* records) {
+  if (read_ + rows > total_) fail(path_, ": read past the last of its ", total_, " records");
+  read_bytes(file_, records, static_cast<size_t>(rows) * record_.size(), path_);
+  read_ += rows;
+}
+
+void compare_with_base(LogprobFileReader& reader, const float* logits, int64_t rows, const int32_t* targets,
+                       ThreadPool& pool, DistributionComparison& comparison) {
+  const int64_t V = reader.header().n_vocab;
+  const auto bytes = static_cast<size_t>(logprob_record_bytes(V));
+  // Per thread: the base's and the model's log-probabilities of a position.
+  std::vector<std::vector<double>> base(static_cast<size_t>(pool.size())), lp(base.size());
+  std::vector<uint8_t> records;
+  std::vector<PositionComparison> measured;
+  for (int64_t r0 = 0; r0 < rows; r0 += rows_per_pass(pool)) {
+    const int64_t n = std::min(rows - r0, rows_per_pass(pool));
+    records.resize(static_cast<size_t>(n) * bytes);
+    reader.next_records(n, records.data());
+    measured.assign(static_cast<size_t>(n), {});
+    pool.parallel_for(n, 1, [&](int64_t begin, int64_t end, int thread) {
+      std::vector<double>& b = base[static_cast<size_t>(thread)];
+      std::vector<double>& l = lp[static_cast<size_t>(thread)];
+      b.resize(static_cast<size_t>(V));
+      l.resize(static_cast<size_t>(V));
+      for (int64_t i = begin; i < end; ++i) {
+        decode_logprob_record(records.data() + static_cast<size_t>(i) * bytes, V, b.data());
+        log_softmax(logits + (r0 + i) * V, V, l.data());
+        measured[static_cast<size_t>(i)] = measure_position(b.data(), l.data(), V, targets[r0 + i]);
+      }
+    });
+    for (const PositionComparison& m : measured) comparison.add(m);
+  }
 }
 
 void LogprobFileReader::next(double* log_probs) {

@@ -21,6 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "core/thread_pool.h"
+#include "runtime/kl_divergence.h"
+
 namespace lowbit {
 
 constexpr float kLogprobRange = 24.0f;
@@ -50,6 +53,9 @@ class LogprobFileWriter {
   ~LogprobFileWriter();
   // Appends the record of one scored position: logits [n_vocab].
   void add(const float* logits);
+  // Appends the records of `rows` positions (logits [rows][n_vocab]), encoded
+  // on the pool's threads and written in order.
+  void add_rows(const float* logits, int64_t rows, ThreadPool& pool);
   // Checks every record was written and closes; Error otherwise.
   void finish();
 
@@ -68,6 +74,8 @@ class LogprobFileReader {
   const LogprobFileHeader& header() const { return header_; }
   // The next record as log-probabilities [n_vocab].
   void next(double* log_probs);
+  // The next `rows` records as they are stored (logprob_record_bytes each).
+  void next_records(int64_t rows, uint8_t* records);
 
  private:
   std::string path_;
@@ -76,5 +84,11 @@ class LogprobFileReader {
   int64_t read_ = 0, total_ = 0;
   std::vector<uint8_t> record_;
 };
+
+// Compares `rows` positions' logits ([rows][n_vocab]) with the reader's next
+// records: each position's log-softmax and measure_position on the pool's
+// threads, added to `comparison` in order. targets: [rows] (-1: none).
+void compare_with_base(LogprobFileReader& reader, const float* logits, int64_t rows, const int32_t* targets,
+                       ThreadPool& pool, DistributionComparison& comparison);
 
 }  // namespace lowbit

@@ -165,5 +165,59 @@ TEST(LogprobFile, WritesAndReadsBackAndRefusesDamage) {
   EXPECT_THROW(LogprobFileReader{junk}, Error);
 }
 
+// The pooled paths (records encoded on the pool, positions compared on it)
+// against the one-position ones: the same file bytes, the same statistics bit
+// for bit. 40 positions per chunk: more than one pass over the pool (16 or
+// 2 x threads per pass), the last partial.
+TEST(LogprobFile, PooledRowsMatchOneAtATime) {
+  Rng rng(11);
+  const int64_t V = 300, n_ctx = 82, first = 41, per_chunk = n_ctx - 1 - first;
+  LogprobFileHeader h{V, n_ctx, 2, first, std::vector<int32_t>(2 * n_ctx, 7)};
+  std::vector<float> logits(static_cast<size_t>(2 * per_chunk * V)), other(logits.size());
+  for (size_t i = 0; i < logits.size(); ++i) {
+    logits[i] = 6.0f * (2.0f * rng.uniform_f() - 1.0f);
+    other[i] = logits[i] + 0.3f * (2.0f * rng.uniform_f() - 1.0f);
+  }
+  std::vector<int32_t> targets(static_cast<size_t>(2 * per_chunk));
+  for (auto& t : targets) t = rng.uniform() < 0.2 ? -1 : static_cast<int32_t>(rng.below(V));
+  const std::string one = testing::temp_path("logprobs-one.lp"), pooled = testing::temp_path("logprobs-pooled.lp");
+  ThreadPool pool(2);
+  {
+    LogprobFileWriter a(one, h), b(pooled, h);
+    for (int64_t r = 0; r < 2 * per_chunk; ++r) a.add(logits.data() + r * V);
+    for (int64_t c = 0; c < 2; ++c) b.add_rows(logits.data() + c * per_chunk * V, per_chunk, pool);
+    EXPECT_THROW(b.add_rows(logits.data(), 1, pool), Error);  // past the header's count
+    a.finish();
+    b.finish();
+  }
+  ASSERT_EQ(testing::read_text(one), testing::read_text(pooled));
+
+  DistributionComparison want, got;
+  {
+    LogprobFileReader r(one);
+    std::vector<double> base(V), lp(V);
+    for (int64_t i = 0; i < 2 * per_chunk; ++i) {
+      r.next(base.data());
+      log_softmax(other.data() + i * V, V, lp.data());
+      want.add(base.data(), lp.data(), V, targets[static_cast<size_t>(i)]);
+    }
+  }
+  LogprobFileReader r(pooled);
+  for (int64_t c = 0; c < 2; ++c)
+    compare_with_base(r, other.data() + c * per_chunk * V, per_chunk, targets.data() + c * per_chunk, pool, got);
+  EXPECT_THROW(compare_with_base(r, other.data(), 1, targets.data(), pool, got), Error);  // no records left
+  ASSERT_EQ(got.count(), 2 * per_chunk);
+  EXPECT_GT(got.mean_kld(), 0.0);
+  EXPECT_EQ(got.mean_kld(), want.mean_kld());
+  EXPECT_EQ(got.kld_error(), want.kld_error());
+  EXPECT_EQ(got.max_kld(), want.max_kld());
+  EXPECT_EQ(got.top1_agreement(), want.top1_agreement());
+  EXPECT_EQ(got.mean_abs_dp(), want.mean_abs_dp());
+  EXPECT_EQ(got.max_abs_dp(), want.max_abs_dp());
+  EXPECT_EQ(got.nll().count(), want.nll().count());
+  EXPECT_EQ(got.nll().mean(), want.nll().mean());
+  EXPECT_EQ(got.base_nll().mean(), want.base_nll().mean());
+}
+
 }  // namespace
 }  // namespace lowbit
