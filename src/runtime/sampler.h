@@ -39,7 +39,6 @@ class Sampler {
   int64_t n_vocab_;
   Rng rng_;
   std::vector<Candidate> candidates_;  // [n_vocab], reused
-  std::vector<float> probs_;           // [n_vocab], reused
   std::vector<int32_t> recent_;        // [repeat_last_n], the penalties' window, sorted
 };
 
