@@ -10,6 +10,7 @@
 #include <ctime>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -62,17 +63,39 @@ struct Matrix {
   std::string shape() const { return std::to_string(rows) + "x" + std::to_string(cols); }
 };
 
+// "NxK" -> {N, K}; nothing unless the item is two positive integers joined by x.
+std::optional<std::pair<int64_t, int64_t>> parse_shape(const std::string& item) {
+  const size_t x = item.find('x');
+  const auto digits = [](const std::string& s) {
+    return !s.empty() && s.size() < 10 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (x == std::string::npos || !digits(item.substr(0, x)) || !digits(item.substr(x + 1))) return std::nullopt;
+  const int64_t n = std::stoll(item.substr(0, x)), k = std::stoll(item.substr(x + 1));
+  if (n <= 0 || k <= 0) return std::nullopt;
+  return std::make_pair(n, k);
+}
+
+// The model matrices the filter names (a model, or one of its NxK shapes);
+// an NxK no model has (an output head: 128256x2560) is timed as "custom".
 std::vector<Matrix> selected_matrices(const std::string& filter) {
   const auto wanted = split(filter);
   std::vector<Matrix> out;
+  std::vector<bool> matched(wanted.size(), false);
   for (const char* model : kModels)
     for (const auto& [n, k] : matrix_shapes(find_model_shape(model))) {
       const Matrix m{model, n, k};
       bool keep = wanted.empty();
-      for (const auto& w : wanted) keep = keep || w == m.model || w == m.shape();
+      for (size_t i = 0; i < wanted.size(); ++i)
+        if (wanted[i] == m.model || wanted[i] == m.shape()) keep = matched[i] = true;
       if (keep) out.push_back(m);
     }
-  if (out.empty()) fail("--shapes '", filter, "' matches none of the benchmark matrices");
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    if (matched[i]) continue;
+    const auto shape = parse_shape(wanted[i]);
+    if (!shape)
+      fail("--shapes: '", wanted[i], "' is neither a model (bitnet-2b4t, bitnet-large, llama3-8b-1.58) nor NxK");
+    out.push_back(Matrix{"custom", shape->first, shape->second});
+  }
   return out;
 }
 
@@ -115,6 +138,17 @@ std::vector<uint8_t> random_blocks(GgmlType type, int64_t rows, int64_t cols, ui
   return bytes;
 }
 
+// Random F16 weights: normal values of a head's size (sd 0.02), never Inf or NaN.
+std::vector<uint8_t> random_f16(int64_t rows, int64_t cols, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<uint8_t> bytes(static_cast<size_t>(rows * cols * 2));
+  for (size_t i = 0; i < bytes.size(); i += 2) {
+    const uint16_t h = float_to_fp16(0.02f * static_cast<float>(rng.normal()));
+    std::memcpy(&bytes[i], &h, 2);
+  }
+  return bytes;
+}
+
 GgmlType bench_type(const std::string& name) {
   const auto same = [&](const char* type_name) {
     return std::equal(name.begin(), name.end(), type_name, type_name + std::strlen(type_name),
@@ -123,9 +157,10 @@ GgmlType bench_type(const std::string& name) {
                       });
   };
   if (same("i2_s")) return GgmlType::I2_S;
+  if (same("f16")) return GgmlType::F16;
   for (GgmlType t : kBlockTypes)
     if (same(ggml_type_name(t))) return t;
-  std::string known = "i2_s";
+  std::string known = "i2_s, f16";
   for (GgmlType t : kBlockTypes) known += std::string(", ") + ggml_type_name(t);
   fail("--type: '", name, "' is not a type bench-gemv makes (known: ", known, ")");
 }
@@ -174,8 +209,9 @@ int run_bench(const Options& o) {
                   o.type.c_str());
       continue;
     }
-    const auto bytes = type == GgmlType::I2_S ? random_i2s(mx.rows, mx.cols, 1000 + i)
-                                              : random_blocks(type, mx.rows, mx.cols, 1000 + i);
+    const auto bytes = type == GgmlType::I2_S  ? random_i2s(mx.rows, mx.cols, 1000 + i)
+                       : type == GgmlType::F16 ? random_f16(mx.rows, mx.cols, 1000 + i)
+                                               : random_blocks(type, mx.rows, mx.cols, 1000 + i);
     const WeightView w{mx.model + " " + mx.shape(), type, mx.rows, mx.cols, bytes.data()};
     Rng rng(7);
     std::vector<float> x(static_cast<size_t>(mx.cols));
@@ -267,10 +303,11 @@ CommandMain setup_bench_gemv(CLI::App& app) {
                  "comma list of kernels to time (default: every one that runs the matrix, ref included; known: " +
                      kernel_names() + ")");
   app.add_option("-t,--threads", o->threads, "comma list of thread counts")->capture_default_str();
-  app.add_option("--shapes", o->shapes, "comma list of models (bitnet-2b4t, bitnet-large, llama3-8b-1.58) or NxK");
+  app.add_option("--shapes", o->shapes, "comma list of models (bitnet-2b4t, bitnet-large, llama3-8b-1.58) or NxK (any shape: 128256x2560 is the "
+                 "2B-4T head)");
   app.add_option("-r,--repeats", o->repeats, "timed calls per row, at least (ref: 2)")->capture_default_str();
   app.add_option("--min-time", o->min_seconds, "seconds of timed calls per row, at least")->capture_default_str();
-  app.add_option("--type", o->type, "the weights' type: i2_s (random ternary), q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, iq4_xs, q2_0, q1_0, q2_K, q3_K, q4_K, q5_K or q6_K")
+  app.add_option("--type", o->type, "the weights' type: i2_s (random ternary), f16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl, iq4_xs, q2_0, q1_0, q2_K, q3_K, q4_K, q5_K or q6_K")
       ->capture_default_str();
   app.add_flag("--chain", o->chain,
                "time copies of each matrix back to back, as a decode step runs its matrices (-r: passes), instead of "

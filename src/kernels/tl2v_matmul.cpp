@@ -7,7 +7,6 @@
 #include <cstdint>
 
 #include "core/error.h"
-#include "kernels/spanned_tiles.h"
 #include "kernels/ternary_matmul.h"
 #include "kernels/ternary_weights.h"
 #include "kernels/tl2v_tile_dots.h"
@@ -19,11 +18,13 @@ namespace {
 
 bool cpu_runs_tl2v(const CpuFeatures& cpu) { return LOWBIT_X86_KERNELS && cpu.has_avx512_level() && cpu.avx512vbmi; }
 
-// Rows longer than this many blocks (4032 columns) are split into spans of at
-// most this many (TernaryMatmul::forward_spans): a down matrix of K = 6912 in
-// 2. The activations of one span then stay under 4 KB; with 2 spans the down
-// matrices took 14-15% less time at 1 thread (docs/performance.md).
-constexpr int64_t kBlockColumns = Tl2vTiles::kBlockColumns, kMaxSpanBlocks = 42;
+// Rows of any length stay whole: one tile layout, no spans (i2s splits long
+// rows, spanned_tiles.h). Spans had made the 2B-4T down matrices 14-15% faster
+// at 1 thread before a region's tiles were read in pairs; since, a pair call
+// walked four places at once (two tiles x two spans), and one token ran the
+// down matrices (2560 x 6912) 10-20% and llama3-8b's 4096 x 14336 15-20% faster
+// with whole rows on Zen 5, 128-token prefill alike (docs/performance.md
+// "Session 38").
 
 #if LOWBIT_X86_KERNELS  // the dots are AVX-512 code (tl2v_tile_dots.h)
 class Tl2vMatmul final : public TernaryMatmul {
@@ -33,22 +34,21 @@ class Tl2vMatmul final : public TernaryMatmul {
                       kTl2vTilesPerCall * Tl2vTiles::kRows, kTl2vMaxTokens),
         dots_(tl2v_tile_dots_avx512(cpu.avx512vnni, cpu.vendor_amd)),
         pairs_(cpu.vendor_amd ? tl2v_pair_dots_avx512(cpu.avx512vnni, true) : nullptr),
-        tiles_(w.rows, w.cols, kBlockColumns, kMaxSpanBlocks) {
+        tiles_(w.rows, w.cols) {
     for_each_ternary_row(w, s, pool, Tl2vTiles::kRows, [&](int64_t r, const int8_t* t) { tiles_.set_row(r, t); });
   }
 
   int64_t weight_bytes() const override { return tiles_.bytes(); }
 
  protected:
-  int spans() const override { return tiles_.count(); }
   // A matmul tile is kTl2vTilesPerCall tiles of Tl2vTiles (the last may have fewer).
-  void tile_dots(int64_t tile, int span, const ActivationBatch& in, int64_t t0, int tokens,
+  void tile_dots(int64_t tile, int /*span: always 0*/, const ActivationBatch& in, int64_t t0, int tokens,
                  int32_t* dots) const override {
-    const Tl2vTiles& s = tiles_.spans[span];
+    const Tl2vTiles& s = tiles_;
     const int64_t first = tile * kTl2vTilesPerCall;
     const int tiles = static_cast<int>(std::min<int64_t>(kTl2vTilesPerCall, s.tiles - first));
-    dots_(s.tile(first), s.tile_bytes, tiles, s.blocks, s.tail_lines,
-          in.q() + t0 * in.k_padded() + tiles_.starts[span], in.k_padded(), tokens, dots);
+    dots_(s.tile(first), s.tile_bytes, tiles, s.blocks, s.tail_lines, in.q() + t0 * in.k_padded(), in.k_padded(),
+          tokens, dots);
   }
   bool dots_of_codes() const override { return true; }
 
@@ -62,36 +62,33 @@ class Tl2vMatmul final : public TernaryMatmul {
     const auto* o = dynamic_cast<const Tl2vMatmul*>(&other);
     return tokens == 1 && pairs_ != nullptr && o != nullptr && o->pairs_ != nullptr && o->cols() == cols_;
   }
-  // Matmul tile ta of this and tb of other, span by span: their u-th Tl2vTiles
-  // in one pair call where both exist (a matrix's last matmul tile may have one).
+  // Matmul tile ta of this and tb of other: their u-th Tl2vTiles in one pair
+  // call where both exist (a matrix's last matmul tile may have one).
   void forward_pair(const Matmul& other, const ActivationBatch& in, float* y, float* y_other, int64_t ta,
                     int64_t tb) const override {
     const auto& o = static_cast<const Tl2vMatmul&>(other);
     constexpr int kRows = Tl2vTiles::kRows;
     int32_t dots_a[kTl2vTilesPerCall * kRows] = {}, dots_b[kTl2vTilesPerCall * kRows] = {};
     alignas(64) int32_t out[kTl2vTilesPerCall * kRows];
-    for (int span = 0; span < tiles_.count(); ++span) {
-      const Tl2vTiles& sa = tiles_.spans[span];
-      const Tl2vTiles& sb = o.tiles_.spans[span];
-      const int8_t* q = in.q() + tiles_.starts[span];
-      for (int u = 0; u < kTl2vTilesPerCall; ++u) {
-        const int64_t a = ta * kTl2vTilesPerCall + u, b = tb * kTl2vTilesPerCall + u;
-        const bool has_a = a < sa.tiles, has_b = b < sb.tiles;
-        if (has_a && has_b) {
-          const int64_t b_offset = static_cast<int64_t>(reinterpret_cast<uintptr_t>(sb.tile(b)) -
-                                                        reinterpret_cast<uintptr_t>(sa.tile(a)));
-          pairs_(sa.tile(a), b_offset, sa.blocks, sa.tail_lines, q, out);
-        } else if (has_a || has_b) {
-          const Tl2vTiles& s = has_a ? sa : sb;
-          dots_(s.tile(has_a ? a : b), s.tile_bytes, 1, s.blocks, s.tail_lines, q, in.k_padded(), 1, out);
-          if (has_b) std::copy(out, out + kRows, out + kRows);
-        } else {
-          continue;
-        }
-        for (int r = 0; r < kRows; ++r) {
-          if (has_a) dots_a[kRows * u + r] += out[r];
-          if (has_b) dots_b[kRows * u + r] += out[kRows + r];
-        }
+    const Tl2vTiles& sa = tiles_;
+    const Tl2vTiles& sb = o.tiles_;
+    for (int u = 0; u < kTl2vTilesPerCall; ++u) {
+      const int64_t a = ta * kTl2vTilesPerCall + u, b = tb * kTl2vTilesPerCall + u;
+      const bool has_a = a < sa.tiles, has_b = b < sb.tiles;
+      if (has_a && has_b) {
+        const int64_t b_offset = static_cast<int64_t>(reinterpret_cast<uintptr_t>(sb.tile(b)) -
+                                                      reinterpret_cast<uintptr_t>(sa.tile(a)));
+        pairs_(sa.tile(a), b_offset, sa.blocks, sa.tail_lines, in.q(), out);
+      } else if (has_a || has_b) {
+        const Tl2vTiles& s = has_a ? sa : sb;
+        dots_(s.tile(has_a ? a : b), s.tile_bytes, 1, s.blocks, s.tail_lines, in.q(), in.k_padded(), 1, out);
+        if (has_b) std::copy(out, out + kRows, out + kRows);
+      } else {
+        continue;
+      }
+      for (int r = 0; r < kRows; ++r) {
+        if (has_a) dots_a[kRows * u + r] = out[r];
+        if (has_b) dots_b[kRows * u + r] = out[kRows + r];
       }
     }
     write_rows(ta, in, 0, 1, dots_a, y);
@@ -101,7 +98,7 @@ class Tl2vMatmul final : public TernaryMatmul {
  private:
   Tl2vTileDots dots_;
   Tl2vPairDots pairs_;
-  SpannedTiles<Tl2vTiles> tiles_;
+  Tl2vTiles tiles_;
 };
 #endif
 

@@ -88,6 +88,21 @@ TEST(BenchGemvCommand, TimesSingleCallsAndChains) {
   EXPECT_NE(bad.err.find("nosuch"), std::string::npos) << bad.err;
 }
 
+// --shapes takes any NxK (an output head's shape, which no model list has) as
+// "custom", and --type f16 times the float kernel on it; a shape that is
+// neither a model nor NxK is refused by name.
+TEST(BenchGemvCommand, TimesAnyShapeAndF16Weights) {
+  const Outcome o = run_lowbit("bench-gemv --type f16 --shapes 1000x256 --kernel f16 -t 1 -r 2");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_TRUE(std::regex_search(o.out, std::regex(R"(\| custom 1000x256 \| f16/[a-z0-9-]+ \| 1 \| [0-9.]+ \| [0-9.]+ \| [0-9]+% \|)")))
+      << o.out;
+  for (const std::string shape : {"1000y256", "0x256", "bitnet-9b"}) {
+    const Outcome bad = run_lowbit("bench-gemv --shapes " + shape + " -t 1");
+    EXPECT_NE(bad.exit_code, 0) << shape;
+    EXPECT_NE(bad.err.find(shape), std::string::npos) << bad.err;
+  }
+}
+
 #if LOWBIT_X86_KERNELS  // the 4-bit and k-quant kernels are x86 code
 // --type: the block formats' kernels (4-bit groups, and the k-quants' float
 // families) at this CPU's x86 level beside ref, the type's name in any case; a type it cannot make
