@@ -82,7 +82,7 @@ constexpr int64_t kAmxMinTokens = 7;
 int64_t amx_tokens(int64_t tokens) { return tokens >= kAmxMinTokens ? tokens : 0; }
 
 // Rows longer than this many 16-column lines (4032 columns) are split into
-// spans (TernaryMatmul::forward_spans), as tl2v's are: on the 2B-4T down
+// spans (TernaryMatmul::forward_spans), as tl2v's were: on the 2B-4T down
 // matrices 9% more weights per second with AVX-512, 3-4% with AVX2
 // (docs/performance.md).
 constexpr int64_t kLineColumns = 16, kMaxSpanLines = 252;

@@ -74,7 +74,7 @@ void TernaryMatmul::forward_tokens(const ActivationBatch& in, float* y, int64_t 
   }
 }
 
-// Long rows, split along K (tl2v, i2s; spanned_tiles.h): a batch of tiles is
+// Long rows, split along K (i2s; spanned_tiles.h): a batch of tiles is
 // taken span by span, so the activations in use at a time are one span's (a
 // tile of K = 6912 streams 23 KB of weights between two reads of the same
 // 6.9 KB activation row, and such matrices ran 13-28% slower per weight;

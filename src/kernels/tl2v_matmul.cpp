@@ -53,7 +53,7 @@ class Tl2vMatmul final : public TernaryMatmul {
   bool dots_of_codes() const override { return true; }
 
  public:
-  // Another tl2v matrix with the same columns (so the same spans and blocks),
+  // Another tl2v matrix with the same columns (so the same blocks),
   // where the prefetch is non-temporal (AMD, where pairs were measured: a
   // 2B-4T decode step's matrices 4-9% faster at 2 threads and 8% at 1 in one
   // process, the matmul stages 9-15% faster end to end; docs/performance.md

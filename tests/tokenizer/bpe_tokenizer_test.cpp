@@ -15,6 +15,7 @@
 namespace lowbit {
 namespace {
 
+using testing::decode;
 using testing::fixture_path;
 
 // Loading the 9 MB tokenizer.json once keeps the suite fast.
@@ -26,12 +27,6 @@ const Vocab& llama3_vocab() {
 const Tokenizer& llama3() {
   static const std::unique_ptr<Tokenizer> tokenizer = Tokenizer::create(llama3_vocab());
   return *tokenizer;
-}
-
-std::string decode(const Tokenizer& tokenizer, const std::vector<int32_t>& ids) {
-  std::string text;
-  for (int32_t id : ids) text += tokenizer.token_to_piece(id);
-  return text;
 }
 
 TEST(BpeTokenizer, MatchesLlamaCppTestVectorsForLlama3) {

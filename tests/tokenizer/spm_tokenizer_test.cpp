@@ -14,17 +14,12 @@
 namespace lowbit {
 namespace {
 
+using testing::decode;
 using testing::fixture_path;
 
 std::unique_ptr<Tokenizer> llama_spm_tokenizer() {
   GgufFile file(fixture_path("vocab/ggml-vocab-llama-spm.gguf"));
   return Tokenizer::create(read_vocab_gguf(file));
-}
-
-std::string decode(const Tokenizer& tokenizer, const std::vector<int32_t>& ids) {
-  std::string text;
-  for (int32_t id : ids) text += tokenizer.token_to_piece(id);
-  return text;
 }
 
 // Random text mixing ASCII words and spaces, multi-byte characters and (when

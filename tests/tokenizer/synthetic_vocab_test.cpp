@@ -10,9 +10,12 @@
 #include "tokenizer/byte_level.h"
 #include "tokenizer/pre_tokenizer.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/tokenizer_fixtures.h"
 
 namespace lowbit {
 namespace {
+
+using testing::decode;
 
 // Independent of the tokenizer: every merge "a b" must join two tokens into a token, once.
 void expect_valid_merges(const Vocab& v, int32_t n_special) {
@@ -31,12 +34,6 @@ void expect_valid_merges(const Vocab& v, int32_t n_special) {
     ASSERT_TRUE(seen.insert(merge).second) << "merge twice: " << merge;
   }
   for (int b = 0; b < 256; ++b) ASSERT_TRUE(ids.count(byte_level_char(static_cast<uint8_t>(b)))) << b;
-}
-
-std::string decode(const Tokenizer& t, const std::vector<int32_t>& ids) {
-  std::string text;
-  for (int32_t id : ids) text += t.token_to_piece(id);
-  return text;
 }
 
 TEST(SyntheticVocab, BpeHasBitnet2bShapeAndValidMerges) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "tokenizer/tokenizer.h"
 
 namespace lowbit::testing {
 
@@ -22,6 +23,13 @@ inline std::string read_whole_file(const std::string& path) {
   std::ostringstream contents;
   contents << in.rdbuf();
   return contents.str();
+}
+
+// The text of ids, piece after piece.
+inline std::string decode(const Tokenizer& tokenizer, const std::vector<int32_t>& ids) {
+  std::string text;
+  for (int32_t id : ids) text += tokenizer.token_to_piece(id);
+  return text;
 }
 
 struct VocabTestCase {
