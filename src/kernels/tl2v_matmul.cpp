@@ -34,6 +34,7 @@ class Tl2vMatmul final : public TernaryMatmul {
                       kTl2vTilesPerCall * Tl2vTiles::kRows, kTl2vMaxTokens),
         dots_(tl2v_tile_dots_avx512(cpu.avx512vnni, cpu.vendor_amd)),
         pairs_(cpu.vendor_amd ? tl2v_pair_dots_avx512(cpu.avx512vnni, true) : nullptr),
+        pair_tokens_(cpu.vendor_amd ? tl2v_pair_token_dots_avx512(cpu.avx512vnni, true) : nullptr),
         tiles_(w.rows, w.cols) {
     for_each_ternary_row(w, s, pool, Tl2vTiles::kRows, [&](int64_t r, const int8_t* t) { tiles_.set_row(r, t); });
   }
@@ -53,23 +54,27 @@ class Tl2vMatmul final : public TernaryMatmul {
   bool dots_of_codes() const override { return true; }
 
  public:
-  // Another tl2v matrix with the same columns (so the same blocks),
-  // where the prefetch is non-temporal (AMD, where pairs were measured: a
-  // 2B-4T decode step's matrices 4-9% faster at 2 threads and 8% at 1 in one
-  // process, the matmul stages 9-15% faster end to end; docs/performance.md
-  // "Session 11").
+  // Another tl2v matrix with the same columns (so the same blocks), for 1 to
+  // kTl2vMaxTokens tokens, where the prefetch is non-temporal (AMD, where
+  // pairs were measured: one token, a 2B-4T decode step's matrices 4-9% faster
+  // at 2 threads and 8% at 1 in one process, the matmul stages 9-15% faster
+  // end to end, docs/performance.md "Session 11"; 2, 4 and 8 sequences
+  // decoding together +19%, +21% and +8% at 2 threads on Zen 5, where one
+  // stream of two neighbouring tiles had read slower, "Session 38").
   bool pairs_with(const Matmul& other, int64_t tokens) const override {
     const auto* o = dynamic_cast<const Tl2vMatmul*>(&other);
-    return tokens == 1 && pairs_ != nullptr && o != nullptr && o->pairs_ != nullptr && o->cols() == cols_;
+    if (o == nullptr || o->cols() != cols_ || pairs_ == nullptr || o->pairs_ == nullptr) return false;
+    return tokens == 1 || (tokens <= kTl2vMaxTokens && pair_tokens_ != nullptr && o->pair_tokens_ != nullptr);
   }
   // Matmul tile ta of this and tb of other: their u-th Tl2vTiles in one pair
   // call where both exist (a matrix's last matmul tile may have one).
   void forward_pair(const Matmul& other, const ActivationBatch& in, float* y, float* y_other, int64_t ta,
                     int64_t tb) const override {
     const auto& o = static_cast<const Tl2vMatmul&>(other);
-    constexpr int kRows = Tl2vTiles::kRows;
-    int32_t dots_a[kTl2vTilesPerCall * kRows] = {}, dots_b[kTl2vTilesPerCall * kRows] = {};
-    alignas(64) int32_t out[kTl2vTilesPerCall * kRows];
+    constexpr int kRows = Tl2vTiles::kRows, kOut = kTl2vTilesPerCall * kRows;  // dots per token
+    const int n = static_cast<int>(in.tokens());
+    int32_t dots_a[kTl2vMaxTokens * kOut] = {}, dots_b[kTl2vMaxTokens * kOut] = {};
+    alignas(64) int32_t out[kTl2vMaxTokens * kOut];
     const Tl2vTiles& sa = tiles_;
     const Tl2vTiles& sb = o.tiles_;
     for (int u = 0; u < kTl2vTilesPerCall; ++u) {
@@ -78,26 +83,30 @@ class Tl2vMatmul final : public TernaryMatmul {
       if (has_a && has_b) {
         const int64_t b_offset = static_cast<int64_t>(reinterpret_cast<uintptr_t>(sb.tile(b)) -
                                                       reinterpret_cast<uintptr_t>(sa.tile(a)));
-        pairs_(sa.tile(a), b_offset, sa.blocks, sa.tail_lines, in.q(), out);
-      } else if (has_a || has_b) {
+        if (n == 1) pairs_(sa.tile(a), b_offset, sa.blocks, sa.tail_lines, in.q(), out);
+        else pair_tokens_(sa.tile(a), b_offset, sa.blocks, sa.tail_lines, in.q(), in.k_padded(), n, out);
+      } else if (has_a || has_b) {  // out[t][0..15]: the one tile's dots; copied to [16..31] for b
         const Tl2vTiles& s = has_a ? sa : sb;
-        dots_(s.tile(has_a ? a : b), s.tile_bytes, 1, s.blocks, s.tail_lines, in.q(), in.k_padded(), 1, out);
-        if (has_b) std::copy(out, out + kRows, out + kRows);
+        dots_(s.tile(has_a ? a : b), s.tile_bytes, 1, s.blocks, s.tail_lines, in.q(), in.k_padded(), n, out);
+        if (has_b)
+          for (int t = 0; t < n; ++t) std::copy(out + kOut * t, out + kOut * t + kRows, out + kOut * t + kRows);
       } else {
         continue;
       }
-      for (int r = 0; r < kRows; ++r) {
-        if (has_a) dots_a[kRows * u + r] = out[r];
-        if (has_b) dots_b[kRows * u + r] = out[kRows + r];
-      }
+      for (int t = 0; t < n; ++t)
+        for (int r = 0; r < kRows; ++r) {
+          if (has_a) dots_a[kOut * t + kRows * u + r] = out[kOut * t + r];
+          if (has_b) dots_b[kOut * t + kRows * u + r] = out[kOut * t + kRows + r];
+        }
     }
-    write_rows(ta, in, 0, 1, dots_a, y);
-    o.write_rows(tb, in, 0, 1, dots_b, y_other);
+    write_rows(ta, in, 0, n, dots_a, y);
+    o.write_rows(tb, in, 0, n, dots_b, y_other);
   }
 
  private:
   Tl2vTileDots dots_;
   Tl2vPairDots pairs_;
+  Tl2vPairTokenDots pair_tokens_;  // 2 to kTl2vMaxTokens tokens (AMD, as pairs_)
   Tl2vTiles tiles_;
 };
 #endif

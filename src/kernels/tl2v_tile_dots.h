@@ -30,9 +30,16 @@ using Tl2vTileDots = void (*)(const uint8_t* tile, int64_t tile_stride, int tile
 using Tl2vPairDots = void (*)(const uint8_t* tile_a, int64_t b_offset, int64_t blocks, int64_t tail_lines,
                               const int8_t* q, int32_t* out /* [32] */);
 
+// 2 to kTl2vMaxTokens tokens over two tiles of the same width side by side,
+// tile b at tile_a + b_offset bytes (any distance): out[t][r] = tile a's row r
+// for token t, out[t][16 + r] = tile b's, as Tl2vTileDots gives two tiles.
+using Tl2vPairTokenDots = void (*)(const uint8_t* tile_a, int64_t b_offset, int64_t blocks, int64_t tail_lines,
+                                   const int8_t* q, int64_t q_stride, int tokens, int32_t* out /* [tokens][32] */);
+
 // AVX-512 with VBMI (vpermb); vnni: vpdpbusd, otherwise vpmaddubsw + vpmaddwd.
 // nta_prefetch: the weights' software prefetch is prefetchnta (AMD), else prefetcht0.
 Tl2vTileDots tl2v_tile_dots_avx512(bool vnni, bool nta_prefetch);
 Tl2vPairDots tl2v_pair_dots_avx512(bool vnni, bool nta_prefetch);
+Tl2vPairTokenDots tl2v_pair_token_dots_avx512(bool vnni, bool nta_prefetch);
 
 }  // namespace lowbit

@@ -138,12 +138,13 @@ void expect_pairs_match_one_forward_per_matrix(const std::string& kernel, const 
   }
 }
 
-// One token on AMD, where the ISA's kernels pair: not on Intel.
-void expect_amd_pairs_match_one_forward_per_matrix(const std::string& kernel, const CpuFeatures& cpu) {
+// On AMD, where the ISA's kernels pair (for these token counts): not on Intel.
+void expect_amd_pairs_match_one_forward_per_matrix(const std::string& kernel, const CpuFeatures& cpu,
+                                                   const std::vector<int64_t>& paired_tokens = {1}) {
   CpuFeatures amd = cpu, other = cpu;
   amd.vendor_amd = true;
   other.vendor_amd = false;
-  expect_pairs_match_one_forward_per_matrix(kernel, amd, other, {1});
+  expect_pairs_match_one_forward_per_matrix(kernel, amd, other, paired_tokens);
 }
 
 // i2s pairs on plain AVX2 (AVX-512 and AVX-VNNI masked off here).
@@ -171,10 +172,16 @@ TEST(ForwardTogether, I2sAvx512PairedTokensMatchOneForwardPerMatrixBitwise) {
   }
 }
 
+// tl2v pairs 1 to 8 tokens on AMD (2 to 8 sequences decoding together: the
+// two-tile loop with the tiles far apart), with VNNI and without.
 TEST(ForwardTogether, Tl2vPairedUnitsMatchOneForwardPerMatrixBitwise) {
   const CpuFeatures cpu = cpu_features();
   if (!cpu.has_avx512_level() || !cpu.avx512vbmi) GTEST_SKIP() << "tl2v needs AVX-512 VBMI, which this CPU lacks";
-  expect_amd_pairs_match_one_forward_per_matrix("tl2v", cpu);
+  for (const bool vnni : {true, false}) {
+    CpuFeatures c = cpu;
+    c.avx512vnni = vnni && cpu.avx512vnni;
+    expect_amd_pairs_match_one_forward_per_matrix("tl2v", c, {1, 2, 3, 4, 5, 6, 7, 8});
+  }
 }
 #endif
 

@@ -209,7 +209,20 @@ void pair_dots(const uint8_t* tile_a, int64_t b_offset, int64_t blocks, int64_t 
   tile_dots<kVnni, kNta, 1, 2, false>(tile_a, b_offset, blocks, tail_lines, q, 0, out);
 }
 
+// Several tokens, two distant tiles side by side (Tl2vPairTokenDots): the
+// two-tile loop with the second tile b_offset bytes on.
+template <bool kVnni, bool kNta>
+void pair_token_dots(const uint8_t* tile_a, int64_t b_offset, int64_t blocks, int64_t tail_lines, const int8_t* q,
+                     int64_t q_stride, int tokens, int32_t* out) {
+  tile_dots_tokens<kVnni, kNta, 2>(tile_a, b_offset, blocks, tail_lines, q, q_stride, tokens, out);
+}
+
 }  // namespace
+
+Tl2vPairTokenDots tl2v_pair_token_dots_avx512(bool vnni, bool nta_prefetch) {
+  if (vnni) return nta_prefetch ? pair_token_dots<true, true> : pair_token_dots<true, false>;
+  return nta_prefetch ? pair_token_dots<false, true> : pair_token_dots<false, false>;
+}
 
 Tl2vPairDots tl2v_pair_dots_avx512(bool vnni, bool nta_prefetch) {
   if (vnni) return nta_prefetch ? pair_dots<true, true> : pair_dots<true, false>;
