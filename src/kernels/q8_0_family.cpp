@@ -45,6 +45,10 @@ std::unique_ptr<Matmul> q8_0_make(const WeightView& w, const CpuFeatures& cpu, T
   // head keeps its three streams.
 #if LOWBIT_X86_KERNELS
   if (isa == Vnni4Isa::Avx512Vnni && cpu.vendor_amd) spec.streams = {q8_0_gemv3_avx512, 3};
+  // Several tokens (a server's batch, prefill of a Q8_0 model): each step's
+  // codes loaded once for up to 4 tokens, where each token had read the row
+  // block on its own (docs/performance.md "Session 38").
+  if (isa == Vnni4Isa::Avx512Vnni) spec.tokens = q8_0_tokens_avx512;
 #endif
   // Several tokens on NEON: each step's weights flipped once for up to 4 of them.
 #if LOWBIT_NEON_KERNELS

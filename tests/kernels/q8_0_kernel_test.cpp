@@ -13,7 +13,7 @@ TEST(Q8_0Kernel, MatchesReferenceBitExact) {
                                                             {640, 2560}, {19, 4064}, {21, 6912}, {9, 8352},
                                                             {768, 65536}};  // row blocks of 1.1 MB: one-token streams
   for (const auto& [rows, cols] : shapes) {
-    for (int64_t tokens : {1, 3}) {
+    for (int64_t tokens : {1, 3, 6}) {  // 6: a block of 4 and one of 2
       const auto data = random_scaled_blocks(GgmlType::Q8_0, rows, cols, rows * 5 + cols);
       const auto names = expect_family_matches_reference("q8_0", GgmlType::Q8_0, data, rows, cols, tokens, tokens);
       EXPECT_FALSE(names.empty());
@@ -26,6 +26,9 @@ TEST(Q8_0Kernel, KernelsExactAtActivationAndWeightExtremes) {
 #if LOWBIT_X86_KERNELS
       {Vnni4Isa::Avx512Vnni, {"q8_0/avx512-vnni", q8_0_gemv_avx512}},
       {Vnni4Isa::Avx512Vnni, {"q8_0/avx512-vnni (prefetcht0)", q8_0_gemv_avx512_t0}},
+      {Vnni4Isa::Avx512Vnni, {"q8_0/avx512-vnni, 4 tokens", tokens_as_one<q8_0_tokens_avx512, 4>}},
+      {Vnni4Isa::Avx512Vnni, {"q8_0/avx512-vnni, 3 tokens", tokens_as_one<q8_0_tokens_avx512, 3>}},
+      {Vnni4Isa::Avx512Vnni, {"q8_0/avx512-vnni, 2 tokens", tokens_as_one<q8_0_tokens_avx512, 2>}},
       {Vnni4Isa::AvxVnni, {"q8_0/avx-vnni", q8_0_gemv_avx_vnni}},
       {Vnni4Isa::Avx2, {"q8_0/avx2", q8_0_gemv_avx2}},
 #endif

@@ -329,6 +329,40 @@ void q8_0_gemv(const Vnni4Task& t) {
   store_out(t, acc);
 }
 
+// kTokens tokens of one row block (Vnni4Spec::tokens): each 64-byte step's
+// codes loaded once for all of them, two accumulators per token (the tokens'
+// chains side by side hide vpdpbusd's latency). Each token's int32 group sums
+// are exact and its groups are added in order, so its out is q8_0_gemv's bits.
+// A server's batch reads the row block once per token group instead of once
+// per token; the lines go to L1 (prefetcht0), as several tokens read them.
+template <int kTokens>
+void q8_0_tokens(const Vnni4Task* t) {
+  __m512 acc[kTokens];
+  unrolled<kTokens>([&](int k) { acc[k] = _mm512_setzero_ps(); });
+  for (int64_t g = 0; g < t[0].groups; ++g) {
+    const uint8_t* c = vnni4_group_codes(t[0], g);
+    const int64_t x0 = g * 4 * t[0].steps_per_group;
+    __m512i a[kTokens][2];
+    unrolled<kTokens>([&](int k) { a[k][0] = a[k][1] = _mm512_setzero_si512(); });
+    int64_t s = 0;
+    for (; s + 2 <= t[0].steps_per_group; s += 2, c += 128) {
+      prefetch<false, kVnni4T0PrefetchBytes>(c);
+      prefetch<false, kVnni4T0PrefetchBytes>(c + 64);
+      const __m512i w0 = _mm512_load_si512(c), w1 = _mm512_load_si512(c + 64);
+      unrolled<kTokens>([&](int k) {
+        a[k][0] = dot_u8s8<true>(a[k][0], w0, broadcast4(t[k].x + x0 + 4 * s));
+        a[k][1] = dot_u8s8<true>(a[k][1], w1, broadcast4(t[k].x + x0 + 4 * s + 4));
+      });
+    }
+    if (s < t[0].steps_per_group) {
+      const __m512i w0 = _mm512_load_si512(c);
+      unrolled<kTokens>([&](int k) { a[k][0] = dot_u8s8<true>(a[k][0], w0, broadcast4(t[k].x + x0 + 4 * s)); });
+    }
+    unrolled<kTokens>([&](int k) { acc[k] = add_group(acc[k], _mm512_add_epi32(a[k][0], a[k][1]), t[k], g); });
+  }
+  unrolled<kTokens>([&](int k) { store_out(t[k], acc[k]); });
+}
+
 // kStreams int2 row blocks at once, group by group, four accumulators each;
 // each step's activations broadcast once for all. A group's int32 sum is exact
 // in any order and the groups are added to each block's float sum in order,
@@ -435,6 +469,10 @@ void int1_tokens_avx512(const Vnni4Task* t, int count) {
 void int1_gemv_avx512(const Vnni4Task& t) { int1_blocks<true, 1>(&t); }
 void int1_gemv_avx512_t0(const Vnni4Task& t) { int1_blocks<false, 1>(&t); }
 void q8_0_gemv_avx512(const Vnni4Task& t) { q8_0_gemv<true>(t); }
+void q8_0_tokens_avx512(const Vnni4Task* t, int count) {
+  static_assert(kVnni4MaxTokens == 4);
+  (count == 2 ? q8_0_tokens<2> : count == 3 ? q8_0_tokens<3> : q8_0_tokens<4>)(t);
+}
 void q8_0_gemv_avx512_t0(const Vnni4Task& t) { q8_0_gemv<false>(t); }
 
 }  // namespace lowbit
