@@ -3,8 +3,8 @@
 #  1. the Release build's GoogleTest suites under ctest;
 #  2. the file-reader and HTTP server suites again under AddressSanitizer + UBSan
 #     (build-asan/), so corrupted-file and bad-request tests prove "no crash",
-#     not just "right message"; and the i2s, int2, int1 and k-quant x Q8_K kernel
-#     suites, whose loops index tables with computed offsets or read several
+#     not just "right message"; and the i2s, int2, int1, q8_0 and k-quant x Q8_K
+#     kernel suites, whose loops index tables with computed offsets or read several
 #     tokens' activations at once, and block attention (tile layouts in scratch);
 #  3. on x86-64, the suite built for 64-bit Arm (build-arm64/, cross-
 #     compiled, run under qemu-aarch64), so the portable code and the NEON
@@ -31,7 +31,7 @@ cmake --build build -j "$jobs"
 configure build-asan -DCMAKE_BUILD_TYPE=Debug -DLOWBIT_ASAN=ON
 asan_targets=(lowbit_test_formats lowbit_test_tokenizer lowbit_test_server lowbit_test_kernels lowbit_test_model)
 cmake --build build-asan -j "$jobs" --target "${asan_targets[@]}"
-(cd build-asan && ctest --output-on-failure -j "$jobs" --timeout 900 -R '^(Gguf|Llama2c|Vocab|SpmTokenizer|BpeTokenizer|CompletionServer|Http|I2sKernel|Int2Kernel|Int1Kernel|Int1LutKernel|ActivationBatch|Q2KQ8KKernel|Q3KQ8KKernel|Iq4XsQ8KKernel|KernelDispatch|Q4KQ8KKernel|Q5KQ8KKernel|Q6KQ8KKernel|FloatKernel.F16Panels|VectorOps.BlockAttention)')
+(cd build-asan && ctest --output-on-failure -j "$jobs" --timeout 900 -R '^(Gguf|Llama2c|Vocab|SpmTokenizer|BpeTokenizer|CompletionServer|Http|I2sKernel|Int2Kernel|Int1Kernel|Int1LutKernel|Q8_0Kernel|ActivationBatch|Q2KQ8KKernel|Q3KQ8KKernel|Iq4XsQ8KKernel|KernelDispatch|Q4KQ8KKernel|Q5KQ8KKernel|Q6KQ8KKernel|FloatKernel.F16Panels|VectorOps.BlockAttention)')
 
 if [ "$(uname -m)" = x86_64 ]; then
   configure build-arm64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DCMAKE_BUILD_TYPE=Release
