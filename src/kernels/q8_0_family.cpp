@@ -47,8 +47,12 @@ std::unique_ptr<Matmul> q8_0_make(const WeightView& w, const CpuFeatures& cpu, T
   if (isa == Vnni4Isa::Avx512Vnni && cpu.vendor_amd) spec.streams = {q8_0_gemv3_avx512, 3};
   // Several tokens (a server's batch, prefill of a Q8_0 model): each step's
   // codes loaded once for up to 4 tokens, where each token had read the row
-  // block on its own (docs/performance.md "Session 38").
+  // block on its own. A Q8_0 head's 4 sequences decoding together on Zen 5:
+  // 1.07-1.18x with AVX-512, 1.9x at the AVX-VNNI level (LOWBIT_CPU_DISABLE=
+  // avx512f); plain AVX2's widened kernel two tokens at a time ran 0.83x, so
+  // it keeps one (docs/performance.md "Session 38").
   if (isa == Vnni4Isa::Avx512Vnni) spec.tokens = q8_0_tokens_avx512;
+  if (isa == Vnni4Isa::AvxVnni) spec.tokens = q8_0_tokens_avx_vnni;
 #endif
   // Several tokens on NEON: each step's weights flipped once for up to 4 of them.
 #if LOWBIT_NEON_KERNELS

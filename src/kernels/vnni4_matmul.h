@@ -101,6 +101,7 @@ void q8_0_gemv_avx512(const Vnni4Task& t);
 void q8_0_gemv_avx512_t0(const Vnni4Task& t);
 void q8_0_tokens_avx512(const Vnni4Task* tasks, int count);  // 2..kVnni4MaxTokens tokens, each step loaded once for them
 void q8_0_gemv_avx_vnni(const Vnni4Task& t);
+void q8_0_tokens_avx_vnni(const Vnni4Task* tasks, int count);  // 2..kVnni4MaxTokens tokens, as q8_0_tokens_avx512
 // Plain AVX2: u = w + 128 overflows vpmaddubsw's int16 pairs, so this one
 // widens u to int16 and multiplies with vpmaddwd.
 void q8_0_gemv_avx2(const Vnni4Task& t);

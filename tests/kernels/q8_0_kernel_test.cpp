@@ -30,6 +30,8 @@ TEST(Q8_0Kernel, KernelsExactAtActivationAndWeightExtremes) {
       {Vnni4Isa::Avx512Vnni, {"q8_0/avx512-vnni, 3 tokens", tokens_as_one<q8_0_tokens_avx512, 3>}},
       {Vnni4Isa::Avx512Vnni, {"q8_0/avx512-vnni, 2 tokens", tokens_as_one<q8_0_tokens_avx512, 2>}},
       {Vnni4Isa::AvxVnni, {"q8_0/avx-vnni", q8_0_gemv_avx_vnni}},
+      {Vnni4Isa::AvxVnni, {"q8_0/avx-vnni, 4 tokens", tokens_as_one<q8_0_tokens_avx_vnni, 4>}},
+      {Vnni4Isa::AvxVnni, {"q8_0/avx-vnni, 2 tokens", tokens_as_one<q8_0_tokens_avx_vnni, 2>}},
       {Vnni4Isa::Avx2, {"q8_0/avx2", q8_0_gemv_avx2}},
 #endif
 #if LOWBIT_NEON_KERNELS

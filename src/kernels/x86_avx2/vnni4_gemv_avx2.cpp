@@ -437,6 +437,39 @@ void q8_0_gemv(const Vnni4Task& t) {
   store_out(t, acc);
 }
 
+// q8_0_gemv for kTokens tokens of one row block: each 32-byte half-step
+// loaded once for all of them, one accumulator per token and half (the
+// tokens' chains side by side). Each token's int32 group sums are exact and
+// its float steps are q8_0_gemv's, so its out is the same bits. The float
+// sums wait in memory between groups (16 ymm registers).
+template <int kTokens>
+void q8_0_tokens(const Vnni4Task* t) {
+  __m256 acc[kTokens][2];
+  for (auto& k : acc) k[0] = k[1] = _mm256_setzero_ps();
+  for (int64_t g = 0; g < t[0].groups; ++g) {
+    const uint8_t* c = vnni4_group_codes(t[0], g);
+    const int64_t x0 = g * 4 * t[0].steps_per_group;
+    __m256i a[kTokens][2];
+    #pragma GCC unroll 4
+    for (int k = 0; k < kTokens; ++k) a[k][0] = a[k][1] = _mm256_setzero_si256();
+    for (int64_t s = 0; s < t[0].steps_per_group; ++s, c += 64) {
+      prefetch(c);
+      const __m256i w0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(c));
+      const __m256i w1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(c + 32));
+      #pragma GCC unroll 4
+      for (int k = 0; k < kTokens; ++k) {
+        const __m256i xb = broadcast4(t[k].x + x0 + 4 * s);
+        a[k][0] = dot_u8s8<true>(a[k][0], w0, xb);
+        a[k][1] = dot_u8s8<true>(a[k][1], w1, xb);
+      }
+    }
+    #pragma GCC unroll 4
+    for (int k = 0; k < kTokens; ++k)
+      for (int h = 0; h < 2; ++h) acc[k][h] = add_group(acc[k][h], a[k][h], 0, t[k], g, h);
+  }
+  for (int k = 0; k < kTokens; ++k) store_out(t[k], acc[k]);
+}
+
 // Plain AVX2: u = w + 128 widened to int16 and multiplied by vpmaddwd, exact
 // for every u and x (one product pair is at most 2 x 255 x 128). Each 16-byte
 // half of a row half's 32 bytes (4 rows x 4 k) widens to one ymm; vpmaddwd
@@ -498,5 +531,8 @@ void int4_lut_tokens_avx2(const Vnni4Task* tasks, int count) {
 }
 void int1_gemv_avx_vnni(const Vnni4Task& t) { int1_gemv_vnni(t); }
 void q8_0_gemv_avx_vnni(const Vnni4Task& t) { q8_0_gemv(t); }
+void q8_0_tokens_avx_vnni(const Vnni4Task* tasks, int count) {
+  avx2::with_token_count<2>(count, [&](auto n) { q8_0_tokens<decltype(n)::value>(tasks); });
+}
 
 }  // namespace lowbit
