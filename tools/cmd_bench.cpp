@@ -178,6 +178,7 @@ int bench(const BenchOptions& o) {
     for (const std::string& kernel : o.kernels) {
       if (&path != &models.front() || &kernel != &o.kernels.front()) bandwidth = measure_bandwidth();
       reset_peak_rss();
+      int64_t peak_rss = 0;  // the model's, kept across the probes that follow its tests
       LoadOptions lo;
       lo.kernel = kernel;
       lo.n_ctx = ctx;
@@ -204,6 +205,7 @@ int bench(const BenchOptions& o) {
           cat(kernel, ": ", layer_kernel, layer_kernel == head_kernel ? "" : " + " + head_kernel);
       for (size_t ti = 0; ti < threads.size(); ++ti) {
         ThreadPool pool(threads[ti]);
+        double before = bandwidth[ti];  // the probe nearest before the next test
         const int64_t max_batch = std::max<int64_t>({max_parallel, o.n_prompt, std::min<int64_t>(o.depth, 512)});
         Decoder decoder(*model, pool, max_batch, KvCacheType::F16, max_parallel);
         if (o.depth > 0) {  // the context every run starts from, evaluated once per sequence, untimed
@@ -234,6 +236,14 @@ int bench(const BenchOptions& o) {
             speeds.push_back(run_once(decoder, o.depth, tokens, prompt, logits, sequences, rows));
           decoder.set_profile(nullptr);
           const Stats s = stats(speeds);
+          // The read bandwidth again, right after the test: on a shared host it moves within
+          // minutes (session 38's 2-thread probe read 41-80 GB/s), so the roofline takes the
+          // mean of the probes on either side and the row shows both. The probe's buffer is
+          // not the model's: the peak RSS is taken before it and the high-water mark reset after.
+          peak_rss = std::max(peak_rss, peak_rss_bytes());
+          const double after = measure_read_bandwidth_gbps(pool, threads[ti], size_t{512} << 20);
+          reset_peak_rss();
+          const double bw = (before + after) / 2;
           // Decode streams every weight byte once per pass, and each sequence's f16 KV cache
           // of the positions so far (on average depth + (n + 1) / 2 of them); a prompt pass
           // reads the weights once per n tokens (its cache reads are small beside its
@@ -241,18 +251,19 @@ int bench(const BenchOptions& o) {
           const double kv_bytes = prompt ? 0.0
                                          : 2.0 * 2.0 * static_cast<double>(c.n_layer * c.kv_dim()) *
                                                (static_cast<double>(o.depth) + (static_cast<double>(n) + 1) / 2);
-          const double roofline = bandwidth[ti] * 1e9 / (static_cast<double>(wbytes) + kv_bytes * sequences) *
+          const double roofline = bw * 1e9 / (static_cast<double>(wbytes) + kv_bytes * sequences) *
                                   static_cast<double>(prompt ? n : sequences);
           const std::string test = cat(prompt ? "pp" : "tg", n, sequences > 1 ? cat(" x", sequences) : "", at_depth);
-          std::printf("| %s | %s | %s | %d | %s | %.2f ± %.2f | %s | %.0f%% of %.0f GB/s | %s |\n", name.c_str(),
-                      gb(file_size(path)).c_str(), kernels_used.c_str(), threads[ti], test.c_str(), s.mean, s.stddev,
-                      gb(wbytes).c_str(),
-                      100.0 * s.mean / roofline, bandwidth[ti], gb(peak_rss_bytes()).c_str());
+          std::printf("| %s | %s | %s | %d | %s | %.2f ± %.2f | %s | %.0f%% of %.0f GB/s (%.0f before, %.0f after) | %s |\n",
+                      name.c_str(), gb(file_size(path)).c_str(), kernels_used.c_str(), threads[ti], test.c_str(),
+                      s.mean, s.stddev, gb(wbytes).c_str(), 100.0 * s.mean / roofline, bw, before, after,
+                      gb(peak_rss).c_str());
           std::fflush(stdout);
           if (o.profile)
             profiles += profile_table(cat("profile: ", name, ", ", kernels_used, ", ", threads[ti], " thread",
                                           threads[ti] > 1 ? "s, " : ", ", test),
-                                      profile, bandwidth[ti]);
+                                      profile, bw);
+          before = after;
         }
       }
     }
@@ -260,7 +271,8 @@ int bench(const BenchOptions& o) {
   std::printf("%s", profiles.c_str());
   std::printf(
       "\nroofline: tok/s as a share of (read bandwidth / weight bytes per token) x tokens per weight pass,\n"
-      "with the read bandwidth of that many threads measured just before the model loaded; tg tests also\n"
+      "with the read bandwidth of that many threads the mean of two probes, one before the test (before\n"
+      "the model loaded, for its first) and one right after it; tg tests also\n"
       "count the f16 KV cache each token reads (its average over the test, which -d makes large).\n"
       "tgN xP: P sequences generating together, P tokens per pass over the weights (tok/s counts them all).\n");
   return 0;

@@ -35,9 +35,16 @@ TEST(BenchCommand, PrintsOneRowPerKernelThreadsAndTest) {
   EXPECT_EQ(count(o.out, "| pp8 |"), 4) << o.out;
   EXPECT_EQ(count(o.out, "| tg4 |"), 4) << o.out;
   EXPECT_NE(o.out.find("| ref: ref |"), std::string::npos) << o.out;
-  // tok/s as "mean ± stddev", weight bytes, the roofline share and a peak RSS.
-  EXPECT_TRUE(std::regex_search(o.out, std::regex(R"(\| tg4 \| [0-9.]+ ± [0-9.]+ \| [0-9.]+ GB \| [0-9]+% of [0-9]+ GB/s \| [0-9.]+ GB \|)")))
-      << o.out;
+  // tok/s as "mean ± stddev", weight bytes, the roofline share (of the mean of the probes
+  // before and after the test, both shown) and a peak RSS.
+  const std::regex row(R"(\| tg4 \| [0-9.]+ ± [0-9.]+ \| [0-9.]+ GB \| [0-9]+% of ([0-9]+) GB/s \(([0-9]+) before, ([0-9]+) after\) \| [0-9.]+ GB \|)");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(o.out, m, row)) << o.out;
+  // The mean lies between the two probes (each printed rounded).
+  const int mean = std::stoi(m[1]), before = std::stoi(m[2]), after = std::stoi(m[3]);
+  EXPECT_GE(mean, std::min(before, after) - 1) << m[0];
+  EXPECT_LE(mean, std::max(before, after) + 1) << m[0];
+  EXPECT_GT(std::min(before, after), 0) << m[0];
 }
 
 // -d: every test starts that many positions into the context, named as llama-bench names it.
