@@ -38,6 +38,7 @@ struct BenchOptions {
   int repetitions = 3;
   bool verbose = false;
   bool profile = false;
+  bool interleave = false;  // all (model, kernel) pairs loaded at once, runs alternated
   std::string command_line;
 };
 
@@ -128,6 +129,168 @@ std::string gb(int64_t bytes) {
   return s;
 }
 
+// A loaded model as a bench row names it.
+struct Loaded {
+  std::string path, name, kernel;
+  std::string kernels_used;  // "auto: i2s/avx512-vnni + f16/avx512": what the layers and the head ran on
+  int64_t weight_bytes = 0;  // per pass
+  std::unique_ptr<Model> model;
+};
+
+Loaded load(const std::string& path, const std::string& kernel, int64_t ctx, bool verbose, ThreadPool& pool) {
+  Loaded m;
+  m.path = path;
+  m.name = path.substr(path.find_last_of('/') + 1);
+  m.kernel = kernel;
+  LoadOptions lo;
+  lo.kernel = kernel;
+  lo.n_ctx = ctx;
+  lo.verbose = verbose;
+  const double t_load = now_seconds();
+  m.model = Model::load(path, lo, pool);
+  std::fprintf(stderr, "lowbit: bench: loaded %s (--kernel %s) in %.1f s\n", path.c_str(), kernel.c_str(),
+               now_seconds() - t_load);
+  const std::string layer_kernel = m.model->layers().front().wq.matmul->kernel_name();
+  const std::string head_kernel = m.model->output().matmul->kernel_name();
+  m.kernels_used = cat(kernel, ": ", layer_kernel, layer_kernel == head_kernel ? "" : " + " + head_kernel);
+  m.weight_bytes = m.model->weight_bytes_per_token();
+  return m;
+}
+
+// (prompt?, sequences) per test: pp once, then tg for each --parallel.
+std::vector<std::pair<bool, int>> bench_tests(const BenchOptions& o) {
+  std::vector<std::pair<bool, int>> tests;
+  if (o.n_prompt > 0) tests.emplace_back(true, 1);
+  if (o.n_gen > 0)
+    for (int p : o.parallel) tests.emplace_back(false, p);
+  return tests;
+}
+
+// "tg64", "tg64 x4" or, with -d, "tg64 @ d1024" as llama-bench writes it.
+std::string test_name(const BenchOptions& o, bool prompt, int sequences) {
+  return cat(prompt ? "pp" : "tg", prompt ? o.n_prompt : o.n_gen, sequences > 1 ? cat(" x", sequences) : "",
+             o.depth > 0 ? cat(" @ d", o.depth) : "");
+}
+
+// The roofline in tok/s at bw GB/s. Decode streams every weight byte once per
+// pass, and each sequence's f16 KV cache of the positions so far (on average
+// depth + (n + 1) / 2 of them); a prompt pass reads the weights once per n
+// tokens (its cache reads are small beside its arithmetic).
+double roofline_tok_s(const BenchOptions& o, const Loaded& m, bool prompt, int sequences, double bw) {
+  const ModelConfig& c = m.model->config();
+  const int64_t n = prompt ? o.n_prompt : o.n_gen;
+  const double kv_bytes = prompt ? 0.0
+                                 : 2.0 * 2.0 * static_cast<double>(c.n_layer * c.kv_dim()) *
+                                       (static_cast<double>(o.depth) + (static_cast<double>(n) + 1) / 2);
+  return bw * 1e9 / (static_cast<double>(m.weight_bytes) + kv_bytes * sequences) *
+         static_cast<double>(prompt ? n : sequences);
+}
+
+// The context every run starts from (-d), evaluated once per sequence, untimed.
+void fill_context(Decoder& d, const BenchOptions& o, int sequences, const std::vector<int32_t>& context,
+                  std::vector<float>& logits, std::vector<BatchRow>& rows) {
+  const int64_t batch = d.max_batch();
+  for (int s = 0; s < sequences; ++s)
+    for (int64_t done = 0; done < o.depth; done += batch) {
+      rows.clear();
+      for (int64_t i = done; i < std::min(o.depth, done + batch); ++i) rows.push_back({context[static_cast<size_t>(i)], s, false});
+      d.eval_rows(rows.data(), static_cast<int64_t>(rows.size()), logits.data());
+    }
+}
+
+// n random token ids below vocab.
+std::vector<int32_t> random_tokens(Rng& rng, int64_t n, int64_t vocab) {
+  std::vector<int32_t> t(static_cast<size_t>(n));
+  for (auto& v : t) v = static_cast<int32_t>(rng.below(static_cast<uint64_t>(vocab)));
+  return t;
+}
+
+// A test's warm-up: pages of weights read in place come in, caches and the pool settle.
+void warm_up(Decoder& d, const BenchOptions& o, const std::vector<int32_t>& tokens, bool prompt,
+             std::vector<float>& logits, int sequences, std::vector<BatchRow>& rows) {
+  run_once(d, o.depth, prompt ? tokens : std::vector<int32_t>(tokens.begin(), tokens.begin() + std::min<size_t>(tokens.size(), 4)),
+           prompt, logits, sequences, rows);
+}
+
+// The read bandwidth again, right after a test: on a shared host it moves
+// within minutes (session 38's 2-thread probe read 41-80 GB/s), so the
+// roofline takes the mean of the probes on either side and the row shows both.
+// The probe's buffer is not the models': the peak RSS is taken before it (into
+// peak_rss) and the high-water mark reset after.
+double probe_after(ThreadPool& pool, int threads, int64_t* peak_rss) {
+  *peak_rss = std::max(*peak_rss, peak_rss_bytes());
+  const double after = measure_read_bandwidth_gbps(pool, threads, size_t{512} << 20);
+  reset_peak_rss();
+  return after;
+}
+
+// The table row up to the roofline cell (the caller adds the rest).
+void print_row(const Loaded& m, int threads, const std::string& test, const Stats& s, double roofline, double before,
+               double after) {
+  std::printf("| %s | %s | %s | %d | %s | %.2f ± %.2f | %s | %.0f%% of %.0f GB/s (%.0f before, %.0f after) |", m.name.c_str(),
+              gb(file_size(m.path)).c_str(), m.kernels_used.c_str(), threads, test.c_str(), s.mean, s.stddev,
+              gb(m.weight_bytes).c_str(), 100.0 * s.mean / roofline, (before + after) / 2, before, after);
+}
+
+// --interleave: every (model, kernel) loaded at once; each test's runs taken in
+// rounds, one run of each in a shuffled order per round, so that a host whose
+// speed moves within minutes moves them all alike; each row also gives the
+// median, over the rounds, of its run's tok/s over the first one's in the same
+// round (with the quartiles).
+int bench_interleaved(const BenchOptions& o, const std::vector<std::string>& models, const std::vector<int>& threads,
+                      std::vector<double> bandwidth, int max_parallel, ThreadPool& load_pool) {
+  const int64_t ctx = o.depth + o.n_prompt + o.n_gen + 1;
+  std::vector<Loaded> ms;
+  reset_peak_rss();
+  for (const std::string& path : models)
+    for (const std::string& kernel : o.kernels) ms.push_back(load(path, kernel, ctx, o.verbose, load_pool));
+  int64_t vocab = ms.front().model->config().n_vocab;
+  for (const Loaded& m : ms) vocab = std::min(vocab, m.model->config().n_vocab);
+  int64_t peak_rss = 0;
+  Rng rng(42);
+  std::vector<float> logits(static_cast<size_t>(std::max<int64_t>(vocab, 1) * max_parallel));
+  std::vector<BatchRow> rows;
+  for (size_t ti = 0; ti < threads.size(); ++ti) {
+    ThreadPool pool(threads[ti]);
+    double before = bandwidth[ti];
+    const int64_t max_batch = std::max<int64_t>({max_parallel, o.n_prompt, std::min<int64_t>(o.depth, 512)});
+    std::vector<std::unique_ptr<Decoder>> decoders;
+    for (const Loaded& m : ms) {
+      logits.resize(std::max(logits.size(), static_cast<size_t>(m.model->config().n_vocab * max_parallel)));
+      decoders.push_back(std::make_unique<Decoder>(*m.model, pool, max_batch, KvCacheType::F16, max_parallel));
+    }
+    if (o.depth > 0) {
+      const std::vector<int32_t> context = random_tokens(rng, o.depth, vocab);
+      for (auto& d : decoders) fill_context(*d, o, max_parallel, context, logits, rows);
+    }
+    for (const auto& [prompt, sequences] : bench_tests(o)) {
+      const std::vector<int32_t> tokens = random_tokens(rng, prompt ? o.n_prompt : o.n_gen, vocab);
+      for (auto& d : decoders) warm_up(*d, o, tokens, prompt, logits, sequences, rows);
+      std::vector<std::vector<double>> speeds(ms.size());
+      std::vector<size_t> order(ms.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      for (int r = 0; r < o.repetitions; ++r) {
+        for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);  // Fisher-Yates
+        for (size_t i : order) speeds[i].push_back(run_once(*decoders[i], o.depth, tokens, prompt, logits, sequences, rows));
+      }
+      const double after = probe_after(pool, threads[ti], &peak_rss);
+      const std::string test = test_name(o, prompt, sequences);
+      for (size_t i = 0; i < ms.size(); ++i) {
+        std::vector<double> ratio;
+        for (int r = 0; r < o.repetitions; ++r) ratio.push_back(speeds[i][static_cast<size_t>(r)] / speeds[0][static_cast<size_t>(r)]);
+        std::sort(ratio.begin(), ratio.end());
+        const auto at = [&](double q) { return ratio[static_cast<size_t>(q * static_cast<double>(ratio.size() - 1) + 0.5)]; };
+        print_row(ms[i], threads[ti], test, stats(speeds[i]),
+                  roofline_tok_s(o, ms[i], prompt, sequences, (before + after) / 2), before, after);
+        std::printf(" %s | %.3f (%.3f-%.3f) |\n", gb(peak_rss).c_str(), at(0.5), at(0.25), at(0.75));
+      }
+      std::fflush(stdout);
+      before = after;
+    }
+  }
+  return 0;
+}
+
 int bench(const BenchOptions& o) {
   std::vector<int> threads = o.threads;
   const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -144,6 +307,9 @@ int bench(const BenchOptions& o) {
 
   std::vector<std::string> models = o.models;
   if (models.empty()) models.push_back(ensure_default_model(load_pool));
+  if (o.interleave && models.size() * o.kernels.size() < 2)
+    fail("bench: --interleave compares two or more (model, kernel) pairs: give several -m or --kernel values");
+  if (o.interleave && o.profile) fail("bench: --profile times one model at a time; leave out --interleave");
 
   // Read bandwidth per thread count, measured again before each model so the
   // roofline reflects the machine as the rows were taken. Its buffer is freed
@@ -166,101 +332,52 @@ int bench(const BenchOptions& o) {
               date);
   for (size_t i = 0; i < threads.size(); ++i)
     std::printf("read bandwidth, %d thread%s: %.1f GB/s\n", threads[i], threads[i] > 1 ? "s" : "", bandwidth[i]);
-  std::printf("\n| model | size | kernel | threads | test | tok/s | weights/token | roofline | peak RSS |\n");
-  std::printf("|---|---:|---|---:|---|---:|---:|---:|---:|\n");
+  if (o.interleave) {
+    std::printf("\n| model | size | kernel | threads | test | tok/s | weights/token | roofline | peak RSS | vs first |\n");
+    std::printf("|---|---:|---|---:|---|---:|---:|---:|---:|---:|\n");
+  } else {
+    std::printf("\n| model | size | kernel | threads | test | tok/s | weights/token | roofline | peak RSS |\n");
+    std::printf("|---|---:|---|---:|---|---:|---:|---:|---:|\n");
+  }
   std::fflush(stdout);
 
-  const int64_t ctx = o.depth + o.n_prompt + o.n_gen + 1;
-  // "tg64" or, with -d, "tg64 @ d1024" as llama-bench writes it.
-  const std::string at_depth = o.depth > 0 ? cat(" @ d", o.depth) : "";
   std::string profiles;  // --profile tables, printed after the main table
+  if (o.interleave) bench_interleaved(o, models, threads, bandwidth, max_parallel, load_pool);
+  const int64_t ctx = o.depth + o.n_prompt + o.n_gen + 1;
   for (const std::string& path : models) {
     for (const std::string& kernel : o.kernels) {
+      if (o.interleave) break;
       if (&path != &models.front() || &kernel != &o.kernels.front()) bandwidth = measure_bandwidth();
       reset_peak_rss();
       int64_t peak_rss = 0;  // the model's, kept across the probes that follow its tests
-      LoadOptions lo;
-      lo.kernel = kernel;
-      lo.n_ctx = ctx;
-      lo.verbose = o.verbose;
-      const double t_load = now_seconds();
-      std::unique_ptr<Model> model = Model::load(path, lo, load_pool);
-      std::fprintf(stderr, "lowbit: bench: loaded %s (--kernel %s) in %.1f s\n", path.c_str(), kernel.c_str(),
-                   now_seconds() - t_load);
-      const ModelConfig& c = model->config();
-      std::vector<float> logits(static_cast<size_t>(c.n_vocab * max_parallel));
+      const Loaded m = load(path, kernel, ctx, o.verbose, load_pool);
+      std::vector<float> logits(static_cast<size_t>(m.model->config().n_vocab * max_parallel));
       std::vector<BatchRow> rows;
       Rng rng(42);
-      auto random_tokens = [&](int64_t n) {
-        std::vector<int32_t> t(static_cast<size_t>(n));
-        for (auto& v : t) v = static_cast<int32_t>(rng.below(static_cast<uint64_t>(c.n_vocab)));
-        return t;
-      };
-      const std::string name = path.substr(path.find_last_of('/') + 1);
-      const int64_t wbytes = model->weight_bytes_per_token();
-      // "auto: i2s/avx512-vnni + f16/avx512": what the layers and the head ran on.
-      const std::string layer_kernel = model->layers().front().wq.matmul->kernel_name();
-      const std::string head_kernel = model->output().matmul->kernel_name();
-      const std::string kernels_used =
-          cat(kernel, ": ", layer_kernel, layer_kernel == head_kernel ? "" : " + " + head_kernel);
       for (size_t ti = 0; ti < threads.size(); ++ti) {
         ThreadPool pool(threads[ti]);
         double before = bandwidth[ti];  // the probe nearest before the next test
         const int64_t max_batch = std::max<int64_t>({max_parallel, o.n_prompt, std::min<int64_t>(o.depth, 512)});
-        Decoder decoder(*model, pool, max_batch, KvCacheType::F16, max_parallel);
-        if (o.depth > 0) {  // the context every run starts from, evaluated once per sequence, untimed
-          const std::vector<int32_t> context = random_tokens(o.depth);
-          for (int s = 0; s < max_parallel; ++s)
-            for (int64_t done = 0; done < o.depth; done += max_batch) {
-              rows.clear();
-              for (int64_t i = done; i < std::min(o.depth, done + max_batch); ++i)
-                rows.push_back({context[static_cast<size_t>(i)], s, false});
-              decoder.eval_rows(rows.data(), static_cast<int64_t>(rows.size()), logits.data());
-            }
-        }
-        // (test, sequences): pp once, then tg for each --parallel.
-        std::vector<std::pair<bool, int>> tests;
-        if (o.n_prompt > 0) tests.emplace_back(true, 1);
-        if (o.n_gen > 0)
-          for (int p : o.parallel) tests.emplace_back(false, p);
-        for (const auto& [prompt, sequences] : tests) {
-          const int64_t n = prompt ? o.n_prompt : o.n_gen;
-          const std::vector<int32_t> tokens = random_tokens(n);
-          // Warm-up: pages of weights read in place come in, caches and the pool settle.
-          run_once(decoder, o.depth, prompt ? tokens : std::vector<int32_t>(tokens.begin(), tokens.begin() + std::min<int64_t>(n, 4)),
-                   prompt, logits, sequences, rows);
+        Decoder decoder(*m.model, pool, max_batch, KvCacheType::F16, max_parallel);
+        if (o.depth > 0)
+          fill_context(decoder, o, max_parallel, random_tokens(rng, o.depth, m.model->config().n_vocab), logits, rows);
+        for (const auto& [prompt, sequences] : bench_tests(o)) {
+          const std::vector<int32_t> tokens = random_tokens(rng, prompt ? o.n_prompt : o.n_gen, m.model->config().n_vocab);
+          warm_up(decoder, o, tokens, prompt, logits, sequences, rows);
           std::vector<double> speeds;
           DecodeProfile profile;
           if (o.profile) decoder.set_profile(&profile);
           for (int r = 0; r < o.repetitions; ++r)
             speeds.push_back(run_once(decoder, o.depth, tokens, prompt, logits, sequences, rows));
           decoder.set_profile(nullptr);
-          const Stats s = stats(speeds);
-          // The read bandwidth again, right after the test: on a shared host it moves within
-          // minutes (session 38's 2-thread probe read 41-80 GB/s), so the roofline takes the
-          // mean of the probes on either side and the row shows both. The probe's buffer is
-          // not the model's: the peak RSS is taken before it and the high-water mark reset after.
-          peak_rss = std::max(peak_rss, peak_rss_bytes());
-          const double after = measure_read_bandwidth_gbps(pool, threads[ti], size_t{512} << 20);
-          reset_peak_rss();
+          const double after = probe_after(pool, threads[ti], &peak_rss);
           const double bw = (before + after) / 2;
-          // Decode streams every weight byte once per pass, and each sequence's f16 KV cache
-          // of the positions so far (on average depth + (n + 1) / 2 of them); a prompt pass
-          // reads the weights once per n tokens (its cache reads are small beside its
-          // arithmetic).
-          const double kv_bytes = prompt ? 0.0
-                                         : 2.0 * 2.0 * static_cast<double>(c.n_layer * c.kv_dim()) *
-                                               (static_cast<double>(o.depth) + (static_cast<double>(n) + 1) / 2);
-          const double roofline = bw * 1e9 / (static_cast<double>(wbytes) + kv_bytes * sequences) *
-                                  static_cast<double>(prompt ? n : sequences);
-          const std::string test = cat(prompt ? "pp" : "tg", n, sequences > 1 ? cat(" x", sequences) : "", at_depth);
-          std::printf("| %s | %s | %s | %d | %s | %.2f ± %.2f | %s | %.0f%% of %.0f GB/s (%.0f before, %.0f after) | %s |\n",
-                      name.c_str(), gb(file_size(path)).c_str(), kernels_used.c_str(), threads[ti], test.c_str(),
-                      s.mean, s.stddev, gb(wbytes).c_str(), 100.0 * s.mean / roofline, bw, before, after,
-                      gb(peak_rss).c_str());
+          const std::string test = test_name(o, prompt, sequences);
+          print_row(m, threads[ti], test, stats(speeds), roofline_tok_s(o, m, prompt, sequences, bw), before, after);
+          std::printf(" %s |\n", gb(peak_rss).c_str());
           std::fflush(stdout);
           if (o.profile)
-            profiles += profile_table(cat("profile: ", name, ", ", kernels_used, ", ", threads[ti], " thread",
+            profiles += profile_table(cat("profile: ", m.name, ", ", m.kernels_used, ", ", threads[ti], " thread",
                                           threads[ti] > 1 ? "s, " : ", ", test),
                                       profile, bw);
           before = after;
@@ -275,6 +392,11 @@ int bench(const BenchOptions& o) {
       "the model loaded, for its first) and one right after it; tg tests also\n"
       "count the f16 KV cache each token reads (its average over the test, which -d makes large).\n"
       "tgN xP: P sequences generating together, P tokens per pass over the weights (tok/s counts them all).\n");
+  if (o.interleave)
+    std::printf(
+        "--interleave: all models loaded at once (the peak RSS is theirs together); each test's runs in rounds,\n"
+        "one run of each per round in a shuffled order; vs first: the median over the rounds of tok/s / the\n"
+        "first row's tok/s in the same round (quartiles in brackets).\n");
   return 0;
 }
 
@@ -309,6 +431,9 @@ CommandMain setup_bench(CLI::App& app) {
   app.add_option("--kernel", o->kernels, "matmul kernel(s): " + kernel_names())->delimiter(',');
   app.add_flag("-v,--verbose", o->verbose, "print the kernel chosen for each matrix");
   app.add_flag("--profile", o->profile, "also print where each test's time went, per stage of the forward pass");
+  app.add_flag("--interleave", o->interleave,
+               "load every (model, kernel) pair at once and alternate their runs round by round (shuffled), with each "
+               "row's tok/s relative to the first's in the same rounds: comparisons a shared host's drift moves alike");
   return [o, threads, parallel] {
     if (!threads->empty()) o->threads = parse_ints(*threads);
     if (!parallel->empty()) o->parallel = parse_ints(*parallel);
@@ -322,6 +447,7 @@ CommandMain setup_bench(CLI::App& app) {
     if (k != "auto") o->command_line += " --kernel " + k;
     if (!parallel->empty()) o->command_line += " --parallel " + *parallel;
     if (o->profile) o->command_line += " --profile";
+    if (o->interleave) o->command_line += " --interleave";
     return bench(*o);
   };
 }

@@ -2,6 +2,7 @@
 // (model, kernel, threads, test), and clear errors for bad options.
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <regex>
 #include <string>
 #include <utility>
@@ -59,6 +60,36 @@ TEST(BenchCommand, DepthStartsEachTestIntoTheContext) {
   const Outcome bad = run_lowbit("bench -m " + quote(model) + " -d -1");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("-d"), std::string::npos) << bad.err;
+}
+
+// --interleave: every (model, kernel) pair loaded at once, runs alternated in
+// rounds; each row's tok/s against the first row's in the same rounds.
+TEST(BenchCommand, InterleaveComparesPairsRoundByRound) {
+  const std::string model = testing::temp_path("bench-tiny-interleave.gguf");
+  ASSERT_EQ(run_lowbit("gen-model --shape tiny -o " + quote(model)).exit_code, 0);
+  const Outcome o = run_lowbit("bench -m " + quote(model) + " -t 2 -p 8 -n 4 -r 3 --kernel auto,ref --interleave");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("| peak RSS | vs first |"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("--interleave"), std::string::npos) << o.out;
+  // Two pairs x two tests; the first pair is the reference of its rounds.
+  const std::regex first(R"(\| auto: [^|]+ \| 2 \| (pp8|tg4) \| [^|]+ \| [^|]+ \| [^|]+ \| [0-9.]+ GB \| 1\.000 \(1\.000-1\.000\) \|)");
+  const std::regex second(R"(\| ref: ref \| 2 \| (pp8|tg4) \| [^|]+ \| [^|]+ \| [^|]+ \| [0-9.]+ GB \| ([0-9.]+) \(([0-9.]+)-([0-9.]+)\) \|)");
+  EXPECT_EQ(std::distance(std::sregex_iterator(o.out.begin(), o.out.end(), first), std::sregex_iterator()), 2) << o.out;
+  int rows = 0;
+  for (auto it = std::sregex_iterator(o.out.begin(), o.out.end(), second); it != std::sregex_iterator(); ++it, ++rows) {
+    const double median = std::stod((*it)[2]), low = std::stod((*it)[3]), high = std::stod((*it)[4]);
+    EXPECT_GT(low, 0.0) << (*it)[0];
+    EXPECT_LE(low, median) << (*it)[0];
+    EXPECT_LE(median, high) << (*it)[0];
+  }
+  EXPECT_EQ(rows, 2) << o.out;
+  // One pair has nothing to compare; --profile times one model at a time.
+  Outcome bad = run_lowbit("bench -m " + quote(model) + " -p 8 -n 4 --interleave");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--interleave"), std::string::npos) << bad.err;
+  bad = run_lowbit("bench -m " + quote(model) + " -p 8 -n 4 --kernel auto,ref --interleave --profile");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--profile"), std::string::npos) << bad.err;
 }
 
 TEST(BenchCommand, BadOptionsFailClearly) {
