@@ -4,7 +4,9 @@
 // P sequences generating together, a token of each per pass over the weights,
 // as a server batches concurrent requests), tok/s as mean +- stddev over -r
 // runs after a warm-up, with the weight bytes read per token, the share of the
-// read-bandwidth roofline measured in the same run, and the peak RSS.
+// read-bandwidth roofline (probed just before and just after each test), and
+// the peak RSS. --interleave alternates several (model, kernel) pairs round by
+// round in one process and adds each row's tok/s relative to the first's.
 #include <sys/stat.h>
 
 #include <algorithm>
