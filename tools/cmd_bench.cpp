@@ -133,7 +133,7 @@ std::string gb(int64_t bytes) {
 
 // A loaded model as a bench row names it.
 struct Loaded {
-  std::string path, name, kernel;
+  std::string path, name;
   std::string kernels_used;  // "auto: i2s/avx512-vnni + f16/avx512": what the layers and the head ran on
   int64_t weight_bytes = 0;  // per pass
   std::unique_ptr<Model> model;
@@ -143,7 +143,6 @@ Loaded load(const std::string& path, const std::string& kernel, int64_t ctx, boo
   Loaded m;
   m.path = path;
   m.name = path.substr(path.find_last_of('/') + 1);
-  m.kernel = kernel;
   LoadOptions lo;
   lo.kernel = kernel;
   lo.n_ctx = ctx;
