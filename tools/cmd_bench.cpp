@@ -158,6 +158,12 @@ Loaded load(const std::string& path, const std::string& kernel, int64_t ctx, boo
   return m;
 }
 
+// Most rows a bench Decoder evaluates in one pass: a prompt, a pass of every
+// sequence, or a chunk of the -d context.
+int64_t bench_batch(const BenchOptions& o, int max_parallel) {
+  return std::max<int64_t>({max_parallel, o.n_prompt, std::min<int64_t>(o.depth, 512)});
+}
+
 // (prompt?, sequences) per test: pp once, then tg for each --parallel.
 std::vector<std::pair<bool, int>> bench_tests(const BenchOptions& o) {
   std::vector<std::pair<bool, int>> tests;
@@ -238,28 +244,29 @@ void print_row(const Loaded& m, int threads, const std::string& test, const Stat
 // speed moves within minutes moves them all alike; each row also gives the
 // median, over the rounds, of its run's tok/s over the first one's in the same
 // round (with the quartiles).
-int bench_interleaved(const BenchOptions& o, const std::vector<std::string>& models, const std::vector<int>& threads,
-                      std::vector<double> bandwidth, int max_parallel, ThreadPool& load_pool) {
-  const int64_t ctx = o.depth + o.n_prompt + o.n_gen + 1;
+void bench_interleaved(const BenchOptions& o, const std::vector<std::string>& models, const std::vector<int>& threads,
+                       const std::vector<double>& bandwidth, int64_t ctx, int max_parallel, ThreadPool& load_pool) {
   std::vector<Loaded> ms;
   reset_peak_rss();
   for (const std::string& path : models)
     for (const std::string& kernel : o.kernels) ms.push_back(load(path, kernel, ctx, o.verbose, load_pool));
-  int64_t vocab = ms.front().model->config().n_vocab;
-  for (const Loaded& m : ms) vocab = std::min(vocab, m.model->config().n_vocab);
+  // Tokens every model has; logits room for the largest vocabulary.
+  int64_t vocab = ms.front().model->config().n_vocab, max_vocab = vocab;
+  for (const Loaded& m : ms) {
+    vocab = std::min(vocab, m.model->config().n_vocab);
+    max_vocab = std::max(max_vocab, m.model->config().n_vocab);
+  }
   int64_t peak_rss = 0;
   Rng rng(42);
-  std::vector<float> logits(static_cast<size_t>(std::max<int64_t>(vocab, 1) * max_parallel));
+  std::vector<float> logits(static_cast<size_t>(max_vocab * max_parallel));
   std::vector<BatchRow> rows;
   for (size_t ti = 0; ti < threads.size(); ++ti) {
     ThreadPool pool(threads[ti]);
     double before = bandwidth[ti];
-    const int64_t max_batch = std::max<int64_t>({max_parallel, o.n_prompt, std::min<int64_t>(o.depth, 512)});
+    const int64_t max_batch = bench_batch(o, max_parallel);
     std::vector<std::unique_ptr<Decoder>> decoders;
-    for (const Loaded& m : ms) {
-      logits.resize(std::max(logits.size(), static_cast<size_t>(m.model->config().n_vocab * max_parallel)));
+    for (const Loaded& m : ms)
       decoders.push_back(std::make_unique<Decoder>(*m.model, pool, max_batch, KvCacheType::F16, max_parallel));
-    }
     if (o.depth > 0) {
       const std::vector<int32_t> context = random_tokens(rng, o.depth, vocab);
       for (auto& d : decoders) fill_context(*d, o, max_parallel, context, logits, rows);
@@ -289,7 +296,6 @@ int bench_interleaved(const BenchOptions& o, const std::vector<std::string>& mod
       before = after;
     }
   }
-  return 0;
 }
 
 int bench(const BenchOptions& o) {
@@ -343,45 +349,47 @@ int bench(const BenchOptions& o) {
   std::fflush(stdout);
 
   std::string profiles;  // --profile tables, printed after the main table
-  if (o.interleave) bench_interleaved(o, models, threads, bandwidth, max_parallel, load_pool);
   const int64_t ctx = o.depth + o.n_prompt + o.n_gen + 1;
-  for (const std::string& path : models) {
-    for (const std::string& kernel : o.kernels) {
-      if (o.interleave) break;
-      if (&path != &models.front() || &kernel != &o.kernels.front()) bandwidth = measure_bandwidth();
-      reset_peak_rss();
-      int64_t peak_rss = 0;  // the model's, kept across the probes that follow its tests
-      const Loaded m = load(path, kernel, ctx, o.verbose, load_pool);
-      std::vector<float> logits(static_cast<size_t>(m.model->config().n_vocab * max_parallel));
-      std::vector<BatchRow> rows;
-      Rng rng(42);
-      for (size_t ti = 0; ti < threads.size(); ++ti) {
-        ThreadPool pool(threads[ti]);
-        double before = bandwidth[ti];  // the probe nearest before the next test
-        const int64_t max_batch = std::max<int64_t>({max_parallel, o.n_prompt, std::min<int64_t>(o.depth, 512)});
-        Decoder decoder(*m.model, pool, max_batch, KvCacheType::F16, max_parallel);
-        if (o.depth > 0)
-          fill_context(decoder, o, max_parallel, random_tokens(rng, o.depth, m.model->config().n_vocab), logits, rows);
-        for (const auto& [prompt, sequences] : bench_tests(o)) {
-          const std::vector<int32_t> tokens = random_tokens(rng, prompt ? o.n_prompt : o.n_gen, m.model->config().n_vocab);
-          warm_up(decoder, o, tokens, prompt, logits, sequences, rows);
-          std::vector<double> speeds;
-          DecodeProfile profile;
-          if (o.profile) decoder.set_profile(&profile);
-          for (int r = 0; r < o.repetitions; ++r)
-            speeds.push_back(run_once(decoder, o.depth, tokens, prompt, logits, sequences, rows));
-          decoder.set_profile(nullptr);
-          const double after = probe_after(pool, threads[ti], &peak_rss);
-          const double bw = (before + after) / 2;
-          const std::string test = test_name(o, prompt, sequences);
-          print_row(m, threads[ti], test, stats(speeds), roofline_tok_s(o, m, prompt, sequences, bw), before, after);
-          std::printf(" %s |\n", gb(peak_rss).c_str());
-          std::fflush(stdout);
-          if (o.profile)
-            profiles += profile_table(cat("profile: ", m.name, ", ", m.kernels_used, ", ", threads[ti], " thread",
-                                          threads[ti] > 1 ? "s, " : ", ", test),
-                                      profile, bw);
-          before = after;
+  if (o.interleave) {
+    bench_interleaved(o, models, threads, bandwidth, ctx, max_parallel, load_pool);
+  } else {
+    for (const std::string& path : models) {
+      for (const std::string& kernel : o.kernels) {
+        if (&path != &models.front() || &kernel != &o.kernels.front()) bandwidth = measure_bandwidth();
+        reset_peak_rss();
+        int64_t peak_rss = 0;  // the model's, kept across the probes that follow its tests
+        const Loaded m = load(path, kernel, ctx, o.verbose, load_pool);
+        std::vector<float> logits(static_cast<size_t>(m.model->config().n_vocab * max_parallel));
+        std::vector<BatchRow> rows;
+        Rng rng(42);
+        for (size_t ti = 0; ti < threads.size(); ++ti) {
+          ThreadPool pool(threads[ti]);
+          double before = bandwidth[ti];  // the probe nearest before the next test
+          const int64_t max_batch = bench_batch(o, max_parallel);
+          Decoder decoder(*m.model, pool, max_batch, KvCacheType::F16, max_parallel);
+          if (o.depth > 0)
+            fill_context(decoder, o, max_parallel, random_tokens(rng, o.depth, m.model->config().n_vocab), logits, rows);
+          for (const auto& [prompt, sequences] : bench_tests(o)) {
+            const std::vector<int32_t> tokens = random_tokens(rng, prompt ? o.n_prompt : o.n_gen, m.model->config().n_vocab);
+            warm_up(decoder, o, tokens, prompt, logits, sequences, rows);
+            std::vector<double> speeds;
+            DecodeProfile profile;
+            if (o.profile) decoder.set_profile(&profile);
+            for (int r = 0; r < o.repetitions; ++r)
+              speeds.push_back(run_once(decoder, o.depth, tokens, prompt, logits, sequences, rows));
+            decoder.set_profile(nullptr);
+            const double after = probe_after(pool, threads[ti], &peak_rss);
+            const double bw = (before + after) / 2;
+            const std::string test = test_name(o, prompt, sequences);
+            print_row(m, threads[ti], test, stats(speeds), roofline_tok_s(o, m, prompt, sequences, bw), before, after);
+            std::printf(" %s |\n", gb(peak_rss).c_str());
+            std::fflush(stdout);
+            if (o.profile)
+              profiles += profile_table(cat("profile: ", m.name, ", ", m.kernels_used, ", ", threads[ti], " thread",
+                                            threads[ti] > 1 ? "s, " : ", ", test),
+                                        profile, bw);
+            before = after;
+          }
         }
       }
     }
