@@ -73,6 +73,7 @@ class Tl2vMatmul final : public TernaryMatmul {
     const auto& o = static_cast<const Tl2vMatmul&>(other);
     constexpr int kRows = Tl2vTiles::kRows, kOut = kTl2vTilesPerCall * kRows;  // dots per token
     const int n = static_cast<int>(in.tokens());
+    if (n == 1 && forward_pair_token(o, in, y, y_other, ta, tb)) return;
     // Not zeroed (2 KB a call, one token's decode included): write_rows reads
     // only rows below the matrix's, and every tile that has them is written.
     int32_t dots_a[kTl2vMaxTokens * kOut], dots_b[kTl2vMaxTokens * kOut];
@@ -85,7 +86,7 @@ class Tl2vMatmul final : public TernaryMatmul {
       if (has_a && has_b) {
         const int64_t b_offset = static_cast<int64_t>(reinterpret_cast<uintptr_t>(sb.tile(b)) -
                                                       reinterpret_cast<uintptr_t>(sa.tile(a)));
-        if (n == 1) pairs_(sa.tile(a), b_offset, sa.blocks, sa.tail_lines, in.q(), out);
+        if (n == 1) pairs_(sa.tile(a), b_offset, sa.blocks, sa.tail_lines, in.q(), out, kRows);
         else pair_tokens_(sa.tile(a), b_offset, sa.blocks, sa.tail_lines, in.q(), in.k_padded(), n, out);
       } else if (has_a || has_b) {  // out[t][0..15]: the one tile's dots; copied to [16..31] for b
         const Tl2vTiles& s = has_a ? sa : sb;
@@ -104,6 +105,36 @@ class Tl2vMatmul final : public TernaryMatmul {
     write_rows(ta, in, 0, n, dots_a, y);
     o.write_rows(tb, in, 0, n, dots_b, y_other);
   }
+
+ private:
+  // One token where both matmul tiles are whole (all but a matrix's last):
+  // each pair call writes its two tiles' rows straight where write_rows reads
+  // them, [this matrix's kOut][the other's kOut], instead of through the
+  // gathering loops above. Decode runs this for every unit, and a core has
+  // little time to spare beside its loads: a stand-alone copy of the pair loop
+  // read 84-94% of a plain read where the matmuls read 78-89%. Without the
+  // gathering, 2B-4T decode ran 1.2-1.9% faster at 2 threads (paired medians,
+  // 3 x 40 rounds; Q8_0 head 1.2%) and 1.5% at 1 (docs/performance.md
+  // "Session 40").
+  bool forward_pair_token(const Tl2vMatmul& o, const ActivationBatch& in, float* y, float* y_other, int64_t ta,
+                          int64_t tb) const {
+    constexpr int kRows = Tl2vTiles::kRows, kOut = kTl2vTilesPerCall * kRows;
+    const Tl2vTiles& sa = tiles_;
+    const Tl2vTiles& sb = o.tiles_;
+    if ((ta + 1) * kTl2vTilesPerCall > sa.tiles || (tb + 1) * kTl2vTilesPerCall > sb.tiles) return false;
+    alignas(64) int32_t dots[2 * kOut];
+    for (int u = 0; u < kTl2vTilesPerCall; ++u) {
+      const uint8_t* a = sa.tile(ta * kTl2vTilesPerCall + u);
+      const int64_t b_offset = static_cast<int64_t>(reinterpret_cast<uintptr_t>(sb.tile(tb * kTl2vTilesPerCall + u)) -
+                                                    reinterpret_cast<uintptr_t>(a));
+      pairs_(a, b_offset, sa.blocks, sa.tail_lines, in.q(), dots + kRows * u, kOut);
+    }
+    write_rows(ta, in, 0, 1, dots, y);
+    o.write_rows(tb, in, 0, 1, dots + kOut, y_other);
+    return true;
+  }
+
+ public:
 
  private:
   Tl2vTileDots dots_;

@@ -25,10 +25,11 @@ using Tl2vTileDots = void (*)(const uint8_t* tile, int64_t tile_stride, int tile
 
 // One token, two tiles in one pass, tile b at tile_a + b_offset bytes (any
 // distance, either sign; another matrix's tile too): out[r] = tile a's row r,
-// out[16 + r] = tile b's, as Tl2vTileDots gives them. Two weight streams far
-// apart read side by side keep more loads in flight than one.
+// out[out_b + r] = tile b's (out_b >= 16), as Tl2vTileDots gives them. Two
+// weight streams far apart read side by side keep more loads in flight than
+// one; out_b lets each tile's rows land where its matrix's output is gathered.
 using Tl2vPairDots = void (*)(const uint8_t* tile_a, int64_t b_offset, int64_t blocks, int64_t tail_lines,
-                              const int8_t* q, int32_t* out /* [32] */);
+                              const int8_t* q, int32_t* out, int64_t out_b);
 
 // 2 to kTl2vMaxTokens tokens over two tiles of the same width side by side,
 // tile b at tile_a + b_offset bytes (any distance): out[t][r] = tile a's row r

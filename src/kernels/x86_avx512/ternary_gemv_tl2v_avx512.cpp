@@ -56,9 +56,10 @@ inline constexpr int64_t kPrefetchBytes = 8192;
 inline constexpr int64_t kMaxBlocksInPlace = (int64_t{1} << 21) / Tl2vTiles::kBlockColumns;
 inline constexpr int kOutRows = kTl2vTilesPerCall * Tl2vTiles::kRows;  // out's rows per token
 
+// Tile u's rows for token t go to out + kOutRows * t + out_u * u.
 template <bool kVnni, bool kNta, int kTokens, int kTiles, bool kInPlace>
 void tile_dots(const uint8_t* tile, int64_t tile_stride, int64_t blocks, int64_t tail_lines, const int8_t* q,
-               int64_t q_stride, int32_t* out) {
+               int64_t q_stride, int32_t* out, int64_t out_u = Tl2vTiles::kRows) {
   constexpr int kAcc = accumulators(kTokens, kTiles);
   static_assert(!kInPlace || (kTokens == 1 && kAcc == 6));
   // Accumulator of step parity h, field i.
@@ -158,7 +159,7 @@ void tile_dots(const uint8_t* tile, int64_t tile_stride, int64_t blocks, int64_t
   #pragma GCC unroll 8
   for (int t = 0; t < kTokens; ++t)
     #pragma GCC unroll 2
-    for (int u = 0; u < kTiles; ++u) _mm512_storeu_si512(out + kOutRows * t + Tl2vTiles::kRows * u, sum[t][u]);
+    for (int u = 0; u < kTiles; ++u) _mm512_storeu_si512(out + kOutRows * t + out_u * u, sum[t][u]);
 }
 
 template <bool kVnni, bool kNta, int kTiles>
@@ -204,9 +205,10 @@ void tile_dots_any(const uint8_t* tile, int64_t tile_stride, int tiles, int64_t 
 // each step's activation broadcast shared by both tiles' dot products.
 template <bool kVnni, bool kNta>
 void pair_dots(const uint8_t* tile_a, int64_t b_offset, int64_t blocks, int64_t tail_lines, const int8_t* q,
-               int32_t* out) {
-  if (blocks <= kMaxBlocksInPlace) return tile_dots<kVnni, kNta, 1, 2, true>(tile_a, b_offset, blocks, tail_lines, q, 0, out);
-  tile_dots<kVnni, kNta, 1, 2, false>(tile_a, b_offset, blocks, tail_lines, q, 0, out);
+               int32_t* out, int64_t out_b) {
+  if (blocks <= kMaxBlocksInPlace)
+    return tile_dots<kVnni, kNta, 1, 2, true>(tile_a, b_offset, blocks, tail_lines, q, 0, out, out_b);
+  tile_dots<kVnni, kNta, 1, 2, false>(tile_a, b_offset, blocks, tail_lines, q, 0, out, out_b);
 }
 
 // Several tokens, two distant tiles side by side (Tl2vPairTokenDots): the
