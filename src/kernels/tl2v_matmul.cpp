@@ -134,9 +134,6 @@ class Tl2vMatmul final : public TernaryMatmul {
     return true;
   }
 
- public:
-
- private:
   Tl2vTileDots dots_;
   Tl2vPairDots pairs_;
   Tl2vPairTokenDots pair_tokens_;  // 2 to kTl2vMaxTokens tokens (AMD, as pairs_)
