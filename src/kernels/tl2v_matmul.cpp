@@ -67,17 +67,25 @@ class Tl2vMatmul final : public TernaryMatmul {
     return tokens == 1 || (tokens <= kTl2vMaxTokens && pair_tokens_ != nullptr && o->pair_tokens_ != nullptr);
   }
   // Matmul tile ta of this and tb of other: their u-th Tl2vTiles in one pair
-  // call where both exist (a matrix's last matmul tile may have one).
+  // call where both exist (a matrix's last matmul tile may have one). Each
+  // pair call writes its two tiles' rows straight where write_rows reads them,
+  // [this matrix's tokens x kOut][the other's], not through per-unit gathering
+  // loops: a core has little time to spare beside its loads. A stand-alone
+  // copy of the pair loop read 84-94% of a plain read where the matmuls, with
+  // the gathering, read 78-89%; without it one token's 2B-4T decode ran
+  // 1.2-1.9% faster at 2 threads (paired medians, 3 x 40 rounds; Q8_0 head
+  // 1.2%) and 1.5% at 1 (docs/performance.md "Session 40").
   void forward_pair(const Matmul& other, const ActivationBatch& in, float* y, float* y_other, int64_t ta,
                     int64_t tb) const override {
     const auto& o = static_cast<const Tl2vMatmul&>(other);
     constexpr int kRows = Tl2vTiles::kRows, kOut = kTl2vTilesPerCall * kRows;  // dots per token
     const int n = static_cast<int>(in.tokens());
-    if (n == 1 && forward_pair_token(o, in, y, y_other, ta, tb)) return;
-    // Not zeroed (2 KB a call, one token's decode included): write_rows reads
-    // only rows below the matrix's, and every tile that has them is written.
-    int32_t dots_a[kTl2vMaxTokens * kOut], dots_b[kTl2vMaxTokens * kOut];
-    alignas(64) int32_t out[kTl2vMaxTokens * kOut];
+    // Not zeroed (4 KB a call at most, one token's decode included):
+    // write_rows reads only rows below the matrix's, and every tile that has
+    // them is written.
+    alignas(64) int32_t dots[2 * kTl2vMaxTokens * kOut];
+    int32_t* const dots_a = dots;
+    int32_t* const dots_b = dots + n * kOut;
     const Tl2vTiles& sa = tiles_;
     const Tl2vTiles& sb = o.tiles_;
     for (int u = 0; u < kTl2vTilesPerCall; ++u) {
@@ -86,54 +94,22 @@ class Tl2vMatmul final : public TernaryMatmul {
       if (has_a && has_b) {
         const int64_t b_offset = static_cast<int64_t>(reinterpret_cast<uintptr_t>(sb.tile(b)) -
                                                       reinterpret_cast<uintptr_t>(sa.tile(a)));
-        if (n == 1) pairs_(sa.tile(a), b_offset, sa.blocks, sa.tail_lines, in.q(), out, kRows);
-        else pair_tokens_(sa.tile(a), b_offset, sa.blocks, sa.tail_lines, in.q(), in.k_padded(), n, out);
-      } else if (has_a || has_b) {  // out[t][0..15]: the one tile's dots; copied to [16..31] for b
+        int32_t* const out = dots_a + kRows * u;  // tile b's rows land n * kOut on, in dots_b
+        if (n == 1) pairs_(sa.tile(a), b_offset, sa.blocks, sa.tail_lines, in.q(), out, n * kOut);
+        else pair_tokens_(sa.tile(a), b_offset, sa.blocks, sa.tail_lines, in.q(), in.k_padded(), n, out, n * kOut);
+      } else if (has_a || has_b) {  // the one tile's dots, out[t][0..15], into its matrix's place
+        alignas(64) int32_t out[kTl2vMaxTokens * kOut];
         const Tl2vTiles& s = has_a ? sa : sb;
         dots_(s.tile(has_a ? a : b), s.tile_bytes, 1, s.blocks, s.tail_lines, in.q(), in.k_padded(), n, out);
-        if (has_b)
-          for (int t = 0; t < n; ++t) std::copy(out + kOut * t, out + kOut * t + kRows, out + kOut * t + kRows);
-      } else {
-        continue;
+        int32_t* const to = has_a ? dots_a : dots_b;
+        for (int t = 0; t < n; ++t) std::copy(out + kOut * t, out + kOut * t + kRows, to + kOut * t + kRows * u);
       }
-      for (int t = 0; t < n; ++t)
-        for (int r = 0; r < kRows; ++r) {
-          if (has_a) dots_a[kOut * t + kRows * u + r] = out[kOut * t + r];
-          if (has_b) dots_b[kOut * t + kRows * u + r] = out[kOut * t + kRows + r];
-        }
     }
     write_rows(ta, in, 0, n, dots_a, y);
     o.write_rows(tb, in, 0, n, dots_b, y_other);
   }
 
  private:
-  // One token where both matmul tiles are whole (all but a matrix's last):
-  // each pair call writes its two tiles' rows straight where write_rows reads
-  // them, [this matrix's kOut][the other's kOut], instead of through the
-  // gathering loops above. Decode runs this for every unit, and a core has
-  // little time to spare beside its loads: a stand-alone copy of the pair loop
-  // read 84-94% of a plain read where the matmuls read 78-89%. Without the
-  // gathering, 2B-4T decode ran 1.2-1.9% faster at 2 threads (paired medians,
-  // 3 x 40 rounds; Q8_0 head 1.2%) and 1.5% at 1 (docs/performance.md
-  // "Session 40").
-  bool forward_pair_token(const Tl2vMatmul& o, const ActivationBatch& in, float* y, float* y_other, int64_t ta,
-                          int64_t tb) const {
-    constexpr int kRows = Tl2vTiles::kRows, kOut = kTl2vTilesPerCall * kRows;
-    const Tl2vTiles& sa = tiles_;
-    const Tl2vTiles& sb = o.tiles_;
-    if ((ta + 1) * kTl2vTilesPerCall > sa.tiles || (tb + 1) * kTl2vTilesPerCall > sb.tiles) return false;
-    alignas(64) int32_t dots[2 * kOut];
-    for (int u = 0; u < kTl2vTilesPerCall; ++u) {
-      const uint8_t* a = sa.tile(ta * kTl2vTilesPerCall + u);
-      const int64_t b_offset = static_cast<int64_t>(reinterpret_cast<uintptr_t>(sb.tile(tb * kTl2vTilesPerCall + u)) -
-                                                    reinterpret_cast<uintptr_t>(a));
-      pairs_(a, b_offset, sa.blocks, sa.tail_lines, in.q(), dots + kRows * u, kOut);
-    }
-    write_rows(ta, in, 0, 1, dots, y);
-    o.write_rows(tb, in, 0, 1, dots + kOut, y_other);
-    return true;
-  }
-
   Tl2vTileDots dots_;
   Tl2vPairDots pairs_;
   Tl2vPairTokenDots pair_tokens_;  // 2 to kTl2vMaxTokens tokens (AMD, as pairs_)

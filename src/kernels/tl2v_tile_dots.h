@@ -32,10 +32,11 @@ using Tl2vPairDots = void (*)(const uint8_t* tile_a, int64_t b_offset, int64_t b
                               const int8_t* q, int32_t* out, int64_t out_b);
 
 // 2 to kTl2vMaxTokens tokens over two tiles of the same width side by side,
-// tile b at tile_a + b_offset bytes (any distance): out[t][r] = tile a's row r
-// for token t, out[t][16 + r] = tile b's, as Tl2vTileDots gives two tiles.
+// tile b at tile_a + b_offset bytes (any distance): out[32 t + r] = tile a's
+// row r for token t, out[32 t + out_b + r] = tile b's (out_b >= 16), as
+// Tl2vTileDots gives two tiles.
 using Tl2vPairTokenDots = void (*)(const uint8_t* tile_a, int64_t b_offset, int64_t blocks, int64_t tail_lines,
-                                   const int8_t* q, int64_t q_stride, int tokens, int32_t* out /* [tokens][32] */);
+                                   const int8_t* q, int64_t q_stride, int tokens, int32_t* out, int64_t out_b);
 
 // AVX-512 with VBMI (vpermb); vnni: vpdpbusd, otherwise vpmaddubsw + vpmaddwd.
 // nta_prefetch: the weights' software prefetch is prefetchnta (AMD), else prefetcht0.

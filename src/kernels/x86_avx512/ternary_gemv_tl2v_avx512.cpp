@@ -162,9 +162,10 @@ void tile_dots(const uint8_t* tile, int64_t tile_stride, int64_t blocks, int64_t
     for (int u = 0; u < kTiles; ++u) _mm512_storeu_si512(out + kOutRows * t + out_u * u, sum[t][u]);
 }
 
+// Tile u's rows for token t go to out + kOutRows * t + out_u * u, as tile_dots.
 template <bool kVnni, bool kNta, int kTiles>
 void tile_dots_tokens(const uint8_t* tile, int64_t tile_stride, int64_t blocks, int64_t tail_lines, const int8_t* q,
-                      int64_t q_stride, int tokens, int32_t* out) {
+                      int64_t q_stride, int tokens, int32_t* out, int64_t out_u = Tl2vTiles::kRows) {
   switch (tokens) {
     case 1:
       if constexpr (kTiles == 1) {
@@ -174,16 +175,16 @@ void tile_dots_tokens(const uint8_t* tile, int64_t tile_stride, int64_t blocks, 
       } else {  // one token takes its tiles one at a time (see tile_dots_any)
         for (int u = 0; u < kTiles; ++u)
           tile_dots_tokens<kVnni, kNta, 1>(tile + u * tile_stride, tile_stride, blocks, tail_lines, q, q_stride, 1,
-                                     out + Tl2vTiles::kRows * u);
+                                           out + out_u * u);
         return;
       }
-    case 2: return tile_dots<kVnni, kNta, 2, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
-    case 3: return tile_dots<kVnni, kNta, 3, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
-    case 4: return tile_dots<kVnni, kNta, 4, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
-    case 5: return tile_dots<kVnni, kNta, 5, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
-    case 6: return tile_dots<kVnni, kNta, 6, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
-    case 7: return tile_dots<kVnni, kNta, 7, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
-    default: return tile_dots<kVnni, kNta, 8, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out);
+    case 2: return tile_dots<kVnni, kNta, 2, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out, out_u);
+    case 3: return tile_dots<kVnni, kNta, 3, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out, out_u);
+    case 4: return tile_dots<kVnni, kNta, 4, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out, out_u);
+    case 5: return tile_dots<kVnni, kNta, 5, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out, out_u);
+    case 6: return tile_dots<kVnni, kNta, 6, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out, out_u);
+    case 7: return tile_dots<kVnni, kNta, 7, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out, out_u);
+    default: return tile_dots<kVnni, kNta, 8, kTiles, false>(tile, tile_stride, blocks, tail_lines, q, q_stride, out, out_u);
   }
 }
 
@@ -215,8 +216,8 @@ void pair_dots(const uint8_t* tile_a, int64_t b_offset, int64_t blocks, int64_t 
 // two-tile loop with the second tile b_offset bytes on.
 template <bool kVnni, bool kNta>
 void pair_token_dots(const uint8_t* tile_a, int64_t b_offset, int64_t blocks, int64_t tail_lines, const int8_t* q,
-                     int64_t q_stride, int tokens, int32_t* out) {
-  tile_dots_tokens<kVnni, kNta, 2>(tile_a, b_offset, blocks, tail_lines, q, q_stride, tokens, out);
+                     int64_t q_stride, int tokens, int32_t* out, int64_t out_b) {
+  tile_dots_tokens<kVnni, kNta, 2>(tile_a, b_offset, blocks, tail_lines, q, q_stride, tokens, out, out_b);
 }
 
 }  // namespace
