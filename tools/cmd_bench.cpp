@@ -260,10 +260,10 @@ void bench_interleaved(const BenchOptions& o, const std::vector<std::string>& mo
   Rng rng(42);
   std::vector<float> logits(static_cast<size_t>(max_vocab * max_parallel));
   std::vector<BatchRow> rows;
+  const int64_t max_batch = bench_batch(o, max_parallel);
   for (size_t ti = 0; ti < threads.size(); ++ti) {
     ThreadPool pool(threads[ti]);
     double before = bandwidth[ti];
-    const int64_t max_batch = bench_batch(o, max_parallel);
     std::vector<std::unique_ptr<Decoder>> decoders;
     for (const Loaded& m : ms)
       decoders.push_back(std::make_unique<Decoder>(*m.model, pool, max_batch, KvCacheType::F16, max_parallel));
@@ -339,13 +339,9 @@ int bench(const BenchOptions& o) {
               date);
   for (size_t i = 0; i < threads.size(); ++i)
     std::printf("read bandwidth, %d thread%s: %.1f GB/s\n", threads[i], threads[i] > 1 ? "s" : "", bandwidth[i]);
-  if (o.interleave) {
-    std::printf("\n| model | size | kernel | threads | test | tok/s | weights/token | roofline | peak RSS | vs first |\n");
-    std::printf("|---|---:|---|---:|---|---:|---:|---:|---:|---:|\n");
-  } else {
-    std::printf("\n| model | size | kernel | threads | test | tok/s | weights/token | roofline | peak RSS |\n");
-    std::printf("|---|---:|---|---:|---|---:|---:|---:|---:|\n");
-  }
+  std::printf("\n| model | size | kernel | threads | test | tok/s | weights/token | roofline | peak RSS |%s\n",
+              o.interleave ? " vs first |" : "");
+  std::printf("|---|---:|---|---:|---|---:|---:|---:|---:|%s\n", o.interleave ? "---:|" : "");
   std::fflush(stdout);
 
   std::string profiles;  // --profile tables, printed after the main table
@@ -362,10 +358,10 @@ int bench(const BenchOptions& o) {
         std::vector<float> logits(static_cast<size_t>(m.model->config().n_vocab * max_parallel));
         std::vector<BatchRow> rows;
         Rng rng(42);
+        const int64_t max_batch = bench_batch(o, max_parallel);
         for (size_t ti = 0; ti < threads.size(); ++ti) {
           ThreadPool pool(threads[ti]);
           double before = bandwidth[ti];  // the probe nearest before the next test
-          const int64_t max_batch = bench_batch(o, max_parallel);
           Decoder decoder(*m.model, pool, max_batch, KvCacheType::F16, max_parallel);
           if (o.depth > 0)
             fill_context(decoder, o, max_parallel, random_tokens(rng, o.depth, m.model->config().n_vocab), logits, rows);
