@@ -23,6 +23,7 @@
 #include "core/aligned_buffer.h"
 #include "core/cpu_features.h"
 #include "core/rng.h"
+#include "core/stats.h"
 #include "core/thread_pool.h"
 #include "core/timer.h"
 #include "kernels/dispatch.h"
@@ -38,11 +39,6 @@ struct Shape {
 constexpr int kLayers = 30;
 constexpr Shape kLayerShapes[] = {{2560, 2560}, {640, 2560}, {640, 2560}, {2560, 2560},
                                   {6912, 2560}, {6912, 2560}, {2560, 6912}};
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // Reads every byte once, in chunks of 40 KiB taken from the pool (the GEMVs
 // take 4 tiles, 40 KiB at K = 2560).

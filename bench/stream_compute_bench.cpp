@@ -23,6 +23,7 @@
 
 #include "core/aligned_buffer.h"
 #include "core/cpu_features.h"
+#include "core/stats.h"
 #include "core/thread_pool.h"
 #include "core/timer.h"
 
@@ -79,11 +80,6 @@ const uint8_t* shared_buffer() {
     return p;
   }();
   return buffer;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 void BM_StreamWithCompute(benchmark::State& state) {

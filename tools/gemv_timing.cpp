@@ -37,12 +37,6 @@ void evict_caches(ThreadPool& pool) {
 
 }  // namespace
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
-
 double seconds_per_matmul(const Matmul& m, const ActivationBatch& in, ThreadPool& pool, double min_seconds,
                           int min_calls) {
   std::vector<float> y(static_cast<size_t>(in.tokens() * m.rows()));

@@ -8,14 +8,12 @@
 #include <memory>
 #include <vector>
 
+#include "core/stats.h"
 #include "core/thread_pool.h"
 #include "kernels/matmul.h"
 #include "kernels/read_bandwidth.h"
 
 namespace lowbit::tools {
-
-// The median of v (the upper one of an even count), for the timing tools.
-double median(std::vector<double> v);
 
 // Median seconds of m.forward(in, ...) on `pool`, over calls each preceded by a
 // read of a buffer twice the last-level cache (on the pool's threads) that
