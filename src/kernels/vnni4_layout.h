@@ -60,7 +60,7 @@ constexpr int64_t kInt4Int16Steps = 4;
 // of at most 4 steps (4 steps x 4 products x 2 x 7 x 128 = 28672 < 2^15).
 constexpr int kInt2Int16MaxSpan = 7;
 constexpr int64_t kInt2Int16Steps = 4;
-// The AVX-512 int2 kernels (and q8_0's _t0 twin) prefetch twice as far, as non-temporal
+// The AVX-512 int2 kernels (and q8_0's _t0 twin) prefetched twice as far, as non-temporal
 // (prefetchnta: the weights are read once per token and should not displace
 // what is reused). int2 with its up-convert work between loads streamed 2-7%
 // faster 8 KiB ahead than 4 at 2 threads (prefetcht0); q8_0 was slower that
@@ -71,7 +71,13 @@ constexpr int64_t kInt2Int16Steps = 4;
 // 4 KiB, either hint (docs/performance.md "Session 7"). All that was Zen 5: on
 // an Intel Xeon prefetcht0 was much faster, so the hint follows the vendor
 // (the _t0 kernels, vnni4_kernel's nta_prefetch; "Session 8").
-constexpr int64_t kVnni4FarPrefetchBytes = 2 * kVnni4PrefetchBytes;
+// Since int2 reads a region's halves side by side (pairs), 4 KiB is its
+// distance again: at 2 threads on Zen 5 it read 640 x 2560 5-9% and 2560 x
+// 2560 ~5% faster than 8 KiB, the larger shapes and 1 thread alike
+// (`lowbit roofline --chain`, builds alternated 3 times; docs/performance.md
+// "Session 41"). A short region's streams are ~100 KB a thread: a far
+// prefetch spends more of each on lines past its end and covers less of its start.
+constexpr int64_t kInt2PrefetchBytes = kVnni4PrefetchBytes;
 // q8_0 (AVX-512, prefetchnta: AMD) prefetches 2 KiB ahead. Measured the way
 // decode reads its matrices (each pass over the weights preceded by a read of
 // as many other bytes), 2 KiB streamed 10-20% faster than 8 KiB at 1 thread on

@@ -44,9 +44,9 @@ template <bool kNta, int64_t kAhead = kVnni4PrefetchBytes>
 inline void prefetch(const uint8_t* p) {
   _mm_prefetch(reinterpret_cast<const char*>(p + kAhead), kNta ? _MM_HINT_NTA : _MM_HINT_T0);
 }
-// int2's distance (vnni4_layout.h): far on AMD, 2 KiB in the _t0 kernels.
+// int2's distance (vnni4_layout.h): kInt2PrefetchBytes on AMD, 2 KiB in the _t0 kernels.
 template <bool kNta>
-inline void prefetch_far(const uint8_t* p) { prefetch<kNta, kNta ? kVnni4FarPrefetchBytes : kVnni4T0PrefetchBytes>(p); }
+inline void prefetch_int2(const uint8_t* p) { prefetch<kNta, kNta ? kInt2PrefetchBytes : kVnni4T0PrefetchBytes>(p); }
 // q8_0's: kQ8_0PrefetchBytes on AMD (non-temporal), 2 KiB in the _t0 kernels.
 template <bool kNta>
 inline void prefetch_q8_0(const uint8_t* p) { prefetch<kNta, kNta ? kQ8_0PrefetchBytes : kVnni4T0PrefetchBytes>(p); }
@@ -82,7 +82,7 @@ inline void broadcast_step(const int8_t* x, __m512i* xb) {
 template <bool kNta>
 inline void int2_step_shared(const uint8_t* c, const __m512i* xb, __m512i lut01, __m512i lut23, __m512i* a) {
   const __m512i nibble = _mm512_set1_epi8(0x0f);
-  prefetch_far<kNta>(c);
+  prefetch_int2<kNta>(c);
   const __m512i w = _mm512_load_si512(c);
   const __m512i lo = _mm512_and_si512(w, nibble);
   const __m512i hi = _mm512_and_si512(_mm512_srli_epi32(w, 4), nibble);
@@ -103,7 +103,7 @@ inline void int2_step(const uint8_t* c, const int8_t* x, __m512i lut01, __m512i 
 // |a[3]| <= 192 x 128 x group / 4 per lane: int32 while group <= 2^18.
 template <bool kNta>
 inline void int2_linear_step_shared(const uint8_t* c, const __m512i* xb, __m512i* a) {
-  prefetch_far<kNta>(c);
+  prefetch_int2<kNta>(c);
   const __m512i w = _mm512_load_si512(c);
   a[0] = dot_u8s8<true>(a[0], _mm512_and_si512(w, _mm512_set1_epi8(0x03)), xb[0]);
   a[1] = dot_u8s8<true>(a[1], _mm512_and_si512(w, _mm512_set1_epi8(0x0C)), xb[1]);
