@@ -17,7 +17,6 @@
 #include <benchmark/benchmark.h>
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <vector>
 
