@@ -55,13 +55,6 @@ int64_t peak_rss_bytes() {
 
 void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
-std::string cpu_name() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
-}
 
 int64_t file_size(const std::string& path) {
   struct stat st {};
@@ -335,7 +328,7 @@ int bench(const BenchOptions& o) {
   char date[32];
   std::strftime(date, sizeof date, "%Y-%m-%d", std::localtime(&now));
   std::printf("lowbit bench: `%s`\n", o.command_line.c_str());
-  std::printf("machine: %s, %d hardware threads (%s); %s\n", cpu_name().c_str(), hw, cpu_features().describe().c_str(),
+  std::printf("machine: %s, %d hardware threads (%s); %s\n", cpu_model_name().c_str(), hw, cpu_features().describe().c_str(),
               date);
   for (size_t i = 0; i < threads.size(); ++i)
     std::printf("read bandwidth, %d thread%s: %.1f GB/s\n", threads[i], threads[i] > 1 ? "s" : "", bandwidth[i]);
@@ -457,7 +450,7 @@ CommandMain setup_bench(CLI::App& app) {
   };
 }
 
-const CommandRegistration reg{"bench", "measure prompt and generation speed (tok/s, roofline share, peak RSS)",
+const CommandRegistration bench_command{"bench", "measure prompt and generation speed (tok/s, roofline share, peak RSS)",
                               setup_bench};
 
 }  // namespace

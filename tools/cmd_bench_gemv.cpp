@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_weights.h"
 #include "command.h"
 #include "core/aligned_buffer.h"
 #include "core/cpu_features.h"
@@ -33,7 +34,7 @@ namespace {
 
 const char* const kModels[] = {"bitnet-2b4t", "bitnet-large", "llama3-8b-1.58"};
 
-struct Options {
+struct BenchGemvOptions {
   std::string kernels;  // comma list; empty: every family that runs the matrix
   std::string threads = "1,2";
   std::string shapes;   // comma list of model names or NxK; empty: all
@@ -99,55 +100,9 @@ std::vector<Matrix> selected_matrices(const std::string& filter) {
   return out;
 }
 
-std::string cpu_model_name() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
-}
 
-// Random ternary weights (a third each of -1, 0, +1), as I2_S with scale 1.
-std::vector<uint8_t> random_i2s(int64_t rows, int64_t cols, uint64_t seed) {
-  Rng rng(seed);
-  std::vector<int8_t> t(static_cast<size_t>(rows * cols));
-  for (auto& v : t) v = static_cast<int8_t>(static_cast<int>(rng.below(3)) - 1);
-  std::vector<uint8_t> bytes(static_cast<size_t>(rows * cols / 4 + kI2STrailerBytes));
-  pack_i2s(t.data(), rows * cols, 1.0f, bytes.data());
-  return bytes;
-}
 
-// Random weights of a block format with fp16 scales (every code, small
-// scales): the block's first two bytes, and Q4_K and Q5_K's dmin or Q4_1 and
-// Q5_1's m after them;
-// Q3_K's and Q6_K's d, Q2_K's d and dmin at the block's end.
-std::vector<uint8_t> random_blocks(GgmlType type, int64_t rows, int64_t cols, uint64_t seed) {
-  Rng rng(seed);
-  std::vector<uint8_t> bytes(static_cast<size_t>(ggml_tensor_bytes(type, rows * cols, cols)));
-  for (auto& b : bytes) b = static_cast<uint8_t>(rng.next_u32());
-  const uint16_t d = float_to_fp16(0.01f);
-  const bool has_dmin = type == GgmlType::Q4_K || type == GgmlType::Q5_K || type == GgmlType::Q2_K ||
-                        type == GgmlType::Q4_1 || type == GgmlType::Q5_1;
-  const size_t block_bytes = static_cast<size_t>(ggml_type_info(type).block_bytes);
-  const size_t d_at = type == GgmlType::Q6_K || type == GgmlType::Q3_K ? block_bytes - 2
-                      : type == GgmlType::Q2_K                         ? block_bytes - 4
-                                                                        : 0;
-  for (size_t off = 0; off < bytes.size(); off += block_bytes) {
-    std::memcpy(&bytes[off + d_at], &d, 2);
-    if (has_dmin) std::memcpy(&bytes[off + d_at + 2], &d, 2);
-  }
-  return bytes;
-}
 
-// Random F16 weights: normal values of a head's size (sd 0.02), never Inf or NaN.
-std::vector<uint8_t> random_f16(int64_t rows, int64_t cols, uint64_t seed) {
-  Rng rng(seed);
-  std::vector<uint8_t> bytes(static_cast<size_t>(rows * cols * 2));
-  for (size_t i = 0; i < bytes.size(); i += 2) {
-    const uint16_t h = float_to_fp16(0.02f * static_cast<float>(rng.normal()));
-    std::memcpy(&bytes[i], &h, 2);
-  }
-  return bytes;
-}
 
 GgmlType bench_type(const std::string& name) {
   const auto same = [&](const char* type_name) {
@@ -173,7 +128,7 @@ const KernelFamily* auto_family(const WeightView& w) {
   return best;
 }
 
-int run_bench(const Options& o) {
+int run_bench(const BenchGemvOptions& o) {
   const GgmlType type = bench_type(o.type);
   std::vector<int> threads;
   for (const auto& t : split(o.threads)) threads.push_back(std::stoi(t));
@@ -298,7 +253,7 @@ int run_bench(const Options& o) {
 }
 
 CommandMain setup_bench_gemv(CLI::App& app) {
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<BenchGemvOptions>();
   app.add_option("--kernel", o->kernels,
                  "comma list of kernels to time (default: every one that runs the matrix, ref included; known: " +
                      kernel_names() + ")");
@@ -315,7 +270,7 @@ CommandMain setup_bench_gemv(CLI::App& app) {
   return [o] { return run_bench(*o); };
 }
 
-const CommandRegistration reg{"bench-gemv", "time the GEMV kernels on real model shapes", setup_bench_gemv};
+const CommandRegistration bench_gemv_command{"bench-gemv", "time the GEMV kernels on real model shapes", setup_bench_gemv};
 
 }  // namespace
 }  // namespace lowbit::tools

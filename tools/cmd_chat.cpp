@@ -84,7 +84,7 @@ CommandMain setup_chat(CLI::App& app) {
   return [o] { return chat(*o); };
 }
 
-const CommandRegistration reg{"chat", "talk with the model: one line per turn on stdin, replies on stdout", setup_chat};
+const CommandRegistration chat_command{"chat", "talk with the model: one line per turn on stdin, replies on stdout", setup_chat};
 
 }  // namespace
 }  // namespace lowbit::tools

@@ -17,7 +17,7 @@ CommandMain setup_cpu(CLI::App&) {
   };
 }
 
-const CommandRegistration reg{"cpu", "print the CPU features the kernels can use", setup_cpu};
+const CommandRegistration cpu_command{"cpu", "print the CPU features the kernels can use", setup_cpu};
 
 }  // namespace
 }  // namespace lowbit::tools

@@ -48,7 +48,7 @@ CommandMain setup_gen_model(CLI::App& app) {
   };
 }
 
-const CommandRegistration reg{"gen-model", "write a dummy model of a real shape with random ternary weights",
+const CommandRegistration gen_model_command{"gen-model", "write a dummy model of a real shape with random ternary weights",
                               setup_gen_model};
 
 }  // namespace

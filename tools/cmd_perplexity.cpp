@@ -134,7 +134,7 @@ CommandMain setup_perplexity(CLI::App& app) {
   return [o] { return run(*o); };
 }
 
-const CommandRegistration reg{"perplexity", "perplexity of a text (llama.cpp's method), KL divergence from a base",
+const CommandRegistration perplexity_command{"perplexity", "perplexity of a text (llama.cpp's method), KL divergence from a base",
                               setup_perplexity};
 
 }  // namespace

@@ -60,7 +60,7 @@ CommandMain setup_quantize(CLI::App& app) {
   };
 }
 
-const CommandRegistration reg{"quantize", "rewrite a model's weight matrices in another type", setup_quantize};
+const CommandRegistration quantize_command{"quantize", "rewrite a model's weight matrices in another type", setup_quantize};
 
 }  // namespace
 }  // namespace lowbit::tools

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_weights.h"
 #include "command.h"
 #include "kernels/aipc_families.h"
 #include "core/aligned_buffer.h"
@@ -31,7 +32,7 @@
 namespace lowbit::tools {
 namespace {
 
-struct Options {
+struct RooflineOptions {
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string model = "bitnet-2b4t";
   int calls = 40;  // timed GEMVs per matrix and core count (each after a cache eviction)
@@ -49,26 +50,7 @@ constexpr Family kFamilies[] = {
     {"int1", GgmlType::Q1_0, Vnni4Bits::One},
     {"int1_lut", GgmlType::Q1_0, Vnni4Bits::OneLookup}};  // plain AVX2 code at every level
 
-std::string cpu_model_name() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
-}
 
-// Random codes with d = 2^-7 in every block (the blocks of Q8_0, Q2_0, Q1_0 start with fp16 d).
-std::vector<uint8_t> random_blocks(GgmlType type, int64_t rows, int64_t cols, uint64_t seed) {
-  std::vector<uint8_t> data(static_cast<size_t>(ggml_tensor_bytes(type, rows * cols, cols)));
-  Rng rng(seed);
-  for (size_t i = 0; i + 8 <= data.size(); i += 8) {
-    const uint64_t v = rng.next_u64();
-    std::memcpy(&data[i], &v, 8);
-  }
-  const uint16_t d = 0x2000;
-  for (size_t off = 0; off < data.size(); off += static_cast<size_t>(ggml_type_info(type).block_bytes))
-    std::memcpy(&data[off], &d, 2);
-  return data;
-}
 
 // Median microseconds of an empty region: run_on_all, or parallel_for over 4 chunks per thread.
 double empty_region_us(ThreadPool& pool, bool ranged) {
@@ -87,7 +69,7 @@ double empty_region_us(ThreadPool& pool, bool ranged) {
   return median(std::move(batches));
 }
 
-int run_roofline(const Options& o) {
+int run_roofline(const RooflineOptions& o) {
   if (o.threads < 1) fail("-t: thread count ", o.threads, " is not positive");
   const CpuFeatures& cpu = cpu_features();
   const Vnni4Isa isa = vnni4_isa(cpu);
@@ -228,7 +210,7 @@ int run_roofline(const Options& o) {
 }
 
 CommandMain setup_roofline(CLI::App& app) {
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<RooflineOptions>();
   app.add_option("-t,--threads", o->threads, "largest core count to model and measure (1..t)");
   app.add_option("--shapes", o->model, "model whose matrix shapes to time (bitnet-2b4t, llama3-8b-1.58, ...)");
   app.add_option("-r,--calls", o->calls, "timed calls per GEMV (the median is reported); with --chain, passes");
@@ -238,7 +220,7 @@ CommandMain setup_roofline(CLI::App& app) {
   return [o] { return run_roofline(*o); };
 }
 
-const CommandRegistration reg{"roofline", "the AI-PC roofline: bandwidth, up-convert-and-compute cycles, GEMV bound",
+const CommandRegistration roofline_command{"roofline", "the AI-PC roofline: bandwidth, up-convert-and-compute cycles, GEMV bound",
                               setup_roofline};
 
 }  // namespace

@@ -76,7 +76,7 @@ CommandMain setup_run(CLI::App& app) {
   return [o] { return run(*o); };
 }
 
-const CommandRegistration reg{"run", "generate text from a prompt", setup_run};
+const CommandRegistration run_command{"run", "generate text from a prompt", setup_run};
 
 }  // namespace
 }  // namespace lowbit::tools

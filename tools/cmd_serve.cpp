@@ -61,7 +61,7 @@ CommandMain setup_serve(CLI::App& app) {
   return [o] { return serve(*o); };
 }
 
-const CommandRegistration reg{"serve", "serve the model over HTTP (OpenAI-style completions and chat)", setup_serve};
+const CommandRegistration serve_command{"serve", "serve the model over HTTP (OpenAI-style completions and chat)", setup_serve};
 
 }  // namespace
 }  // namespace lowbit::tools

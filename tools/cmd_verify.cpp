@@ -109,7 +109,7 @@ CommandMain setup_verify(CLI::App& app) {
   return [o] { return run(*o); };
 }
 
-const CommandRegistration reg{"verify", "compare every kernel that can run a model with the reference", setup_verify};
+const CommandRegistration verify_command{"verify", "compare every kernel that can run a model with the reference", setup_verify};
 
 }  // namespace
 }  // namespace lowbit::tools

@@ -1,5 +1,7 @@
 // Each `lowbit` subcommand lives in its own file and registers itself here:
-//   static const CommandRegistration reg{"run", "generate text", setup_run};
+//   const CommandRegistration run_command{"run", "generate text", setup_run};
+// (in the file's unnamed namespace, named after the command: the tools build
+// in unity batches, several files in one translation unit).
 // setup adds the subcommand's options to its CLI11 App and returns the function
 // that runs it (returning the process exit code).
 #pragma once

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 
 #include "core/error.h"
 
@@ -164,6 +165,13 @@ CpuFeatures without_features(CpuFeatures f, const std::string& names) {
 const CpuFeatures& cpu_features() {
   static const CpuFeatures features = detect_allowed();
   return features;
+}
+
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
 }
 
 }  // namespace lowbit

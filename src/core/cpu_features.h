@@ -62,4 +62,9 @@ CpuFeatures without_features(CpuFeatures f, const std::string& names);
 // does (e.g. the Zen 5 the targets name). `lowbit cpu` prints what is left.
 const CpuFeatures& cpu_features();
 
+// The CPU's name as /proc/cpuinfo's first "model name" line gives it (the
+// benchmarks print it beside their tables); "unknown CPU" where there is none
+// (Arm kernels' cpuinfo has no such line).
+std::string cpu_model_name();
+
 }  // namespace lowbit

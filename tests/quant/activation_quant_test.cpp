@@ -8,7 +8,7 @@
 
 #include "quant_test_util.h"
 
-namespace lowbit {
+namespace lowbit::activation_quant_test {
 namespace {
 
 TEST(ActivationQuant, HandVector) {
@@ -72,4 +72,4 @@ TEST(ActivationQuant, RandomRowsMatchTheFormula) {
 }
 
 }  // namespace
-}  // namespace lowbit
+}  // namespace lowbit::activation_quant_test

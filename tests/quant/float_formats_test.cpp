@@ -9,7 +9,7 @@
 
 #include "quant_test_util.h"
 
-namespace lowbit {
+namespace lowbit::float_formats_test {
 namespace {
 
 TEST(F32Reference, RoundTripIsBitExact) {
@@ -101,4 +101,4 @@ TEST(BF16Reference, QuantizeRoundsToNearestEven) {
 }
 
 }  // namespace
-}  // namespace lowbit
+}  // namespace lowbit::float_formats_test

@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "quant_test_util.h"
 
-namespace lowbit {
+namespace lowbit::i2s_test {
 namespace {
 
 // formats.md: weight j of 128-weight block i is in byte 32*i + j % 32 at bit
@@ -143,4 +143,4 @@ TEST(I2SReference, RowsAreSlicesOfTheTensorLayout) {
 }
 
 }  // namespace
-}  // namespace lowbit
+}  // namespace lowbit::i2s_test

@@ -10,7 +10,7 @@
 #include "quant_test_util.h"
 #include "scaled_block_checks.h"
 
-namespace lowbit {
+namespace lowbit::iq4_nl_test {
 namespace {
 
 using test::le_fp16;
@@ -117,4 +117,4 @@ TEST(Iq4NlReference, RejectsPartialBlocks) {
 }
 
 }  // namespace
-}  // namespace lowbit
+}  // namespace lowbit::iq4_nl_test

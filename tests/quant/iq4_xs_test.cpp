@@ -14,7 +14,7 @@
 #include "quant/iq4_xs.h"
 #include "quant_test_util.h"
 
-namespace lowbit {
+namespace lowbit::iq4_xs_test {
 namespace {
 
 using test::le_fp16;
@@ -121,4 +121,4 @@ TEST(Iq4XsReference, RejectsPartialBlocks) {
 }
 
 }  // namespace
-}  // namespace lowbit
+}  // namespace lowbit::iq4_xs_test

@@ -16,7 +16,7 @@
 #include "quant/q5_k.h"
 #include "quant/q6_k.h"
 
-namespace lowbit {
+namespace lowbit::k_quant_q8k_test {
 namespace {
 
 // One block whose 256 weights are all (d * scale) * (value - 32).
@@ -261,4 +261,4 @@ TEST(Iq4XsQ8K, CloseToTheFloatDot) {
 }
 
 }  // namespace
-}  // namespace lowbit
+}  // namespace lowbit::k_quant_q8k_test

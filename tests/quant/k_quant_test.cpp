@@ -12,7 +12,7 @@
 #include "quant/q5_k.h"
 #include "quant_test_util.h"
 
-namespace lowbit {
+namespace lowbit::k_quant_test {
 namespace {
 
 using test::le_fp16;
@@ -153,4 +153,4 @@ TEST(KQuantReference, RejectsPartialBlocks) {
 }
 
 }  // namespace
-}  // namespace lowbit
+}  // namespace lowbit::k_quant_test

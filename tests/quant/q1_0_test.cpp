@@ -9,7 +9,7 @@
 #include "core/half.h"
 #include "core/rng.h"
 
-namespace lowbit {
+namespace lowbit::q1_0_test {
 namespace {
 
 // The layout read straight from the bytes: element j of block b is bit j%8 of
@@ -91,4 +91,4 @@ TEST(Q1_0, RowLengthMustBeWholeBlocks) {
 }
 
 }  // namespace
-}  // namespace lowbit
+}  // namespace lowbit::q1_0_test

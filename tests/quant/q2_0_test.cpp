@@ -9,7 +9,7 @@
 #include "core/half.h"
 #include "core/rng.h"
 
-namespace lowbit {
+namespace lowbit::q2_0_test {
 namespace {
 
 // The layout read straight from the bytes, independently of q2_0.h's helpers:
@@ -107,4 +107,4 @@ TEST(Q2_0, RowLengthMustBeWholeBlocks) {
 }
 
 }  // namespace
-}  // namespace lowbit
+}  // namespace lowbit::q2_0_test

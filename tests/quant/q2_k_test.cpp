@@ -11,7 +11,7 @@
 #include "quant/q2_k.h"
 #include "quant_test_util.h"
 
-namespace lowbit {
+namespace lowbit::q2_k_test {
 namespace {
 
 using test::le_fp16;
@@ -123,4 +123,4 @@ TEST(Q2KReference, RejectsPartialBlocks) {
 }
 
 }  // namespace
-}  // namespace lowbit
+}  // namespace lowbit::q2_k_test

@@ -11,7 +11,7 @@
 #include "quant/q3_k.h"
 #include "quant_test_util.h"
 
-namespace lowbit {
+namespace lowbit::q3_k_test {
 namespace {
 
 using test::le_fp16;
@@ -129,4 +129,4 @@ TEST(Q3KReference, RejectsPartialBlocks) {
 }
 
 }  // namespace
-}  // namespace lowbit
+}  // namespace lowbit::q3_k_test

@@ -9,7 +9,7 @@
 #include "quant_test_util.h"
 #include "scaled_block_checks.h"
 
-namespace lowbit {
+namespace lowbit::q4_0_test {
 namespace {
 
 using test::le_fp16;
@@ -131,4 +131,4 @@ TEST(Q4_0Reference, RejectsPartialBlocks) {
 }
 
 }  // namespace
-}  // namespace lowbit
+}  // namespace lowbit::q4_0_test

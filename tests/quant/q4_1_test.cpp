@@ -12,7 +12,7 @@
 #include "quant/q4_1.h"
 #include "quant_test_util.h"
 
-namespace lowbit {
+namespace lowbit::q4_1_test {
 namespace {
 
 using test::le_fp16;
@@ -149,4 +149,4 @@ TEST(Q4_1Reference, RejectsPartialBlocks) {
 }
 
 }  // namespace
-}  // namespace lowbit
+}  // namespace lowbit::q4_1_test

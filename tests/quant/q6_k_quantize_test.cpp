@@ -10,7 +10,7 @@
 #include "core/rng.h"
 #include "quant/q6_k.h"
 
-namespace lowbit {
+namespace lowbit::q6_k_quantize_test {
 namespace {
 
 TEST(Q6KQuantize, RoundTripsWithinHalfAStep) {
@@ -43,4 +43,4 @@ TEST(Q6KQuantize, RoundTripsWithinHalfAStep) {
 }
 
 }  // namespace
-}  // namespace lowbit
+}  // namespace lowbit::q6_k_quantize_test

@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "quant_test_util.h"
 
-namespace lowbit {
+namespace lowbit::q6_k_test {
 namespace {
 
 constexpr int64_t kBytes = 210;  // ql[128], qh[64], scales[16], fp16 d
@@ -58,4 +58,4 @@ TEST(Q6_KReference, RejectsPartialBlocks) {
 }
 
 }  // namespace
-}  // namespace lowbit
+}  // namespace lowbit::q6_k_test

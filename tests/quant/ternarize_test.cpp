@@ -7,7 +7,7 @@
 
 #include "quant_test_util.h"
 
-namespace lowbit {
+namespace lowbit::ternarize_test {
 namespace {
 
 TEST(TernarizeAbsmean, HandVector) {
@@ -72,4 +72,4 @@ TEST(TernarizeAbsmean, MatchesDoubleFormulaOnRandomWeights) {
 }
 
 }  // namespace
-}  // namespace lowbit
+}  // namespace lowbit::ternarize_test

@@ -9,7 +9,7 @@
 #include "quant_test_util.h"
 #include "scaled_block_checks.h"
 
-namespace lowbit {
+namespace lowbit::tq1_0_test {
 namespace {
 
 using test::le_fp16;
@@ -132,4 +132,4 @@ TEST(TQ1_0Reference, RejectsPartialBlocks) {
 }
 
 }  // namespace
-}  // namespace lowbit
+}  // namespace lowbit::tq1_0_test

@@ -9,7 +9,7 @@
 #include "quant_test_util.h"
 #include "scaled_block_checks.h"
 
-namespace lowbit {
+namespace lowbit::tq2_0_test {
 namespace {
 
 using test::le_fp16;
@@ -108,4 +108,4 @@ TEST(TQ2_0Reference, RejectsPartialBlocks) {
 }
 
 }  // namespace
-}  // namespace lowbit
+}  // namespace lowbit::tq2_0_test

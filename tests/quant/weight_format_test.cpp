@@ -11,7 +11,7 @@
 #include "quant/i2s.h"
 #include "quant_test_util.h"
 
-namespace lowbit {
+namespace lowbit::weight_format_test {
 namespace {
 
 constexpr GgmlType kWithReference[] = {GgmlType::F32,  GgmlType::F16,   GgmlType::BF16,  GgmlType::Q8_0, GgmlType::Q4_0,
@@ -108,4 +108,4 @@ TEST(WeightFormatTable, I2SRowWithActivationQuant) {
 }
 
 }  // namespace
-}  // namespace lowbit
+}  // namespace lowbit::weight_format_test
