@@ -12,7 +12,6 @@ namespace lowbit {
 namespace {
 
 constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read as a little-endian u32
-constexpr int kMaxDims = 4;              // GGML_MAX_DIMS
 constexpr size_t kMaxKeyBytes = 65535;   // the GGUF spec's limit on key length
 // The fewest bytes a key/value pair (u64 key length, 1-byte key, u32 type,
 // 1-byte value) and a tensor info (name as before, u32 n_dims, one u64 dim,
@@ -139,7 +138,7 @@ void GgufFile::read_tensor_infos(GgufCursor& in, uint64_t tensor_count) {
       in.fail_here("name appears twice (tensors ", it->second, " and ", t, ")");
 
     const uint32_t n_dims = in.read<uint32_t>("n_dims");
-    if (n_dims < 1 || n_dims > kMaxDims) in.fail_here("n_dims ", n_dims, " is outside 1..", kMaxDims);
+    if (n_dims < 1 || n_dims > kGgufMaxDims) in.fail_here("n_dims ", n_dims, " is outside 1..", kGgufMaxDims);
     std::vector<uint64_t> dims(n_dims);
     for (uint64_t& d : dims) d = in.read<uint64_t>("dimension");
     GgufTensorInfo info;

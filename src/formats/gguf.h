@@ -27,6 +27,9 @@
 
 namespace lowbit {
 
+// A tensor has 1..kGgufMaxDims dimensions (GGML_MAX_DIMS), read and written.
+inline constexpr int kGgufMaxDims = 4;
+
 enum class GgufValueType : uint32_t {
   UINT8 = 0,
   INT8 = 1,

@@ -14,7 +14,6 @@ namespace {
 
 constexpr uint32_t kVersion = 3;
 constexpr uint64_t kDefaultAlignment = 32;
-constexpr size_t kMaxDims = 4;
 
 template <class T>
 void append(std::vector<uint8_t>& out, T v) {
@@ -126,8 +125,8 @@ void GgufWriter::add_tensor(const std::string& name, GgmlType type, const std::v
   if (name.empty()) fail("GGUF writer: empty tensor name");
   if (std::any_of(tensors_.begin(), tensors_.end(), [&](const Tensor& t) { return t.name == name; }))
     fail("GGUF writer: tensor '", name, "' added twice");
-  if (shape.empty() || shape.size() > kMaxDims)
-    fail("GGUF writer: tensor '", name, "': ", shape.size(), " dimensions, must be 1..", kMaxDims);
+  if (shape.empty() || shape.size() > static_cast<size_t>(kGgufMaxDims))
+    fail("GGUF writer: tensor '", name, "': ", shape.size(), " dimensions, must be 1..", kGgufMaxDims);
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 1 || n > INT64_MAX / d) fail("GGUF writer: tensor '", name, "': invalid shape ", shape_text(shape));

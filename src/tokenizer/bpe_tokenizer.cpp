@@ -16,7 +16,7 @@ const PreTokenizerSpec& find_spec(const Vocab& vocab) {
   return *spec;
 }
 
-struct Symbol {
+struct BpeSymbol {
   int32_t id;    // the token this symbol is now
   int32_t prev;  // neighbours in the word, -1 at the ends
   int32_t next;
@@ -95,7 +95,7 @@ void BpeTokenizer::encode_word(std::string_view word, std::string& scratch, std:
   }
 
   const auto n = static_cast<int32_t>(word.size());
-  std::vector<Symbol> symbols(n);
+  std::vector<BpeSymbol> symbols(n);
   for (int32_t i = 0; i < n; ++i)
     symbols[i] = {byte_tokens_[static_cast<uint8_t>(word[i])], i - 1, i + 1 < n ? i + 1 : -1, true};
 
@@ -110,8 +110,8 @@ void BpeTokenizer::encode_word(std::string_view word, std::string& scratch, std:
   while (!queue.empty()) {
     const Candidate c = queue.top();
     queue.pop();
-    Symbol& left = symbols[c.left];
-    Symbol& right = symbols[c.right];
+    BpeSymbol& left = symbols[c.left];
+    BpeSymbol& right = symbols[c.right];
     // A merge only ever grows a symbol, so unchanged ids and adjacency mean the pair is current.
     if (!left.alive || !right.alive || left.next != c.right || left.id != c.left_id || right.id != c.right_id) continue;
     left.id = c.result;

@@ -27,7 +27,7 @@ int parse_byte_token(std::string_view text) {
   return value;
 }
 
-struct Symbol {
+struct SpmSymbol {
   uint32_t start;  // byte offset in the escaped text
   uint32_t size;   // 0 once merged into its left neighbour
   int32_t prev;
@@ -70,7 +70,7 @@ void SpmTokenizer::encode_text(std::string_view text, bool after_special, std::v
   }
   if (escaped.size() > UINT32_MAX / 2) fail("text of ", text.size(), " bytes is too long to tokenize in one piece");
 
-  std::vector<Symbol> symbols;
+  std::vector<SpmSymbol> symbols;
   for (size_t pos = 0; pos < escaped.size();) {
     const auto size = static_cast<uint32_t>(utf8_char_length_at(escaped, pos));
     const auto index = static_cast<int32_t>(symbols.size());
@@ -92,8 +92,8 @@ void SpmTokenizer::encode_text(std::string_view text, bool after_special, std::v
   while (!queue.empty()) {
     const Bigram bigram = queue.top();
     queue.pop();
-    Symbol& left = symbols[bigram.left];
-    Symbol& right = symbols[bigram.right];
+    SpmSymbol& left = symbols[bigram.left];
+    SpmSymbol& right = symbols[bigram.right];
     if (left.size == 0 || right.size == 0 || left.size + right.size != bigram.size) continue;
     left.size += right.size;
     right.size = 0;
