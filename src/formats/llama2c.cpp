@@ -1,5 +1,6 @@
 #include "formats/llama2c.h"
 
+#include <cstdint>
 #include <cstring>
 
 #include "core/error.h"
@@ -62,7 +63,8 @@ Llama2cCheckpoint::Llama2cCheckpoint(const std::string& path) : file_(path) {
     c.shared_classifier = cfg[28] != 0;
   } else {
     c.shared_classifier = c.vocab_size > 0;
-    if (c.vocab_size < 0) c.vocab_size = -c.vocab_size;
+    // INT32_MIN has no negation: left as it is, refused below as out of range.
+    if (c.vocab_size < 0 && c.vocab_size != INT32_MIN) c.vocab_size = -c.vocab_size;
   }
   auto check = [&](const char* field, int32_t v, int32_t max) {
     if (v <= 0 || v > max) fail(path, ": header field ", field, " = ", v, " is outside 1..", max);

@@ -11,7 +11,7 @@ namespace {
 const PreTokenizerSpec& find_spec(const Vocab& vocab) {
   const PreTokenizerSpec* spec = find_pre_tokenizer(vocab.pre);
   if (spec == nullptr)
-    fail("tokenizer: unknown BPE pre-tokenizer \"", vocab.pre,
+    fail(vocab.source, ": unknown BPE pre-tokenizer \"", vocab.pre,
          "\" (tokenizer.ggml.pre); known: ", known_pre_tokenizer_names());
   return *spec;
 }
@@ -51,12 +51,12 @@ BpeTokenizer::BpeTokenizer(Vocab vocab)
   for (int b = 0; b < 256; ++b) {
     byte_tokens_[b] = index_.find(byte_level_char(static_cast<uint8_t>(b)));
     if (byte_tokens_[b] < 0)
-      fail("tokenizer: byte ", b, " has no token \"", byte_level_char(static_cast<uint8_t>(b)), "\" in the vocabulary");
+      fail(vocab_.source, ": byte ", b, " has no token \"", byte_level_char(static_cast<uint8_t>(b)), "\" in the vocabulary");
   }
   for (size_t rank = 0; rank < vocab_.merges.size(); ++rank) {
     const std::string& merge = vocab_.merges[rank];
     const size_t space = merge.find(' ', 1);
-    if (space == std::string::npos) fail("tokenizer: merge ", rank, " \"", merge, "\" is not two tokens and a space");
+    if (space == std::string::npos) fail(vocab_.source, ": merge ", rank, " \"", merge, "\" is not two tokens and a space");
     const std::string_view left(merge.data(), space);
     const std::string_view right(merge.data() + space + 1, merge.size() - space - 1);
     scratch.assign(left);
@@ -65,7 +65,7 @@ BpeTokenizer::BpeTokenizer(Vocab vocab)
     const int32_t right_id = index_.find(right);
     const int32_t result = index_.find(scratch);
     if (left_id < 0 || right_id < 0 || result < 0)
-      fail("tokenizer: merge ", rank, " \"", merge, "\": \"",
+      fail(vocab_.source, ": merge ", rank, " \"", merge, "\": \"",
            left_id < 0    ? left
            : right_id < 0 ? right
                           : scratch,

@@ -122,7 +122,7 @@ void SpmTokenizer::append_symbol(std::string_view symbol, std::vector<int32_t>& 
     } else {
       char hex[8];
       std::snprintf(hex, sizeof(hex), "0x%02X", static_cast<unsigned>(static_cast<uint8_t>(c)));
-      fail("tokenizer: byte ", hex, " has no token (no <0x..> byte token and no unknown token)");
+      fail(vocab_.source, ": byte ", hex, " has no token (no <0x..> byte token and no unknown token)");
     }
   }
 }

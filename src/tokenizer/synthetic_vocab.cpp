@@ -105,6 +105,7 @@ Vocab make_synthetic_bpe_vocab(int32_t n_tokens, int32_t n_special, int32_t n_me
 
   Vocab vocab;
   vocab.kind = Vocab::Kind::Bpe;
+  vocab.source = "synthetic BPE vocabulary";
   vocab.pre = "llama-bpe";
   vocab.add_space_prefix = false;
   for (const std::string& text : raw) {
@@ -147,6 +148,7 @@ Vocab make_synthetic_spm_vocab(int32_t n_tokens, uint64_t seed) {
 
   Vocab vocab;
   vocab.kind = Vocab::Kind::Spm;
+  vocab.source = "synthetic SPM vocabulary";
   vocab.tokens = {"<unk>", "<s>", "</s>"};
   vocab.token_types = {kTokenUnknown, kTokenControl, kTokenControl};
   for (int b = 0; b < 256; ++b) {

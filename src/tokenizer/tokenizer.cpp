@@ -7,7 +7,7 @@
 namespace lowbit {
 
 std::unique_ptr<Tokenizer> Tokenizer::create(Vocab vocab) {
-  validate_vocab(vocab, "tokenizer");
+  validate_vocab(vocab, vocab.source);
   if (vocab.kind == Vocab::Kind::Spm) return std::make_unique<SpmTokenizer>(std::move(vocab));
   return std::make_unique<BpeTokenizer>(std::move(vocab));
 }

@@ -29,6 +29,8 @@ struct Vocab {
   std::string pre = "default";       // tokenizer.ggml.pre: "default", "llama-bpe", ...
   int32_t bos = -1, eos = -1, eot = -1, unk = -1, pad = -1;
   bool add_bos = true, add_space_prefix = true;
+  // Where it came from (a file's path), for the tokenizer's errors to name.
+  std::string source = "tokenizer";
 
   int32_t n_vocab() const { return static_cast<int32_t>(tokens.size()); }
 };

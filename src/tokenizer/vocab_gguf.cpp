@@ -21,6 +21,7 @@ int32_t read_token_id(const GgufFile& file, const char* key, int32_t fallback, s
 Vocab read_vocab_gguf(const GgufFile& file) {
   const std::string& path = file.path();
   Vocab vocab;
+  vocab.source = path;
   const std::optional<std::string_view> model = file.get_string_opt("tokenizer.ggml.model");
   if (!model) fail(path, ": tokenizer.ggml.model is missing: the file has no vocabulary");
   if (*model == "llama") {

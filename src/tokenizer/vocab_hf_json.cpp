@@ -106,6 +106,7 @@ Vocab vocab_from_json(const json& root, const std::string& path) {
 
   Vocab vocab;
   vocab.kind = Vocab::Kind::Bpe;
+  vocab.source = path;
   vocab.tokens = std::move(tokens);
   vocab.token_types = std::move(types);
   const json& merges = member(model, "merges", json::value_t::array, path + ": model");

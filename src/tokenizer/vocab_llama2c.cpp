@@ -55,6 +55,7 @@ Vocab read_vocab_llama2c(const std::string& path, int32_t n_vocab) {
 
   Vocab vocab;
   vocab.kind = Vocab::Kind::Spm;
+  vocab.source = path;
   size_t offset = 4;
   for (int32_t id = 0; id < n_vocab; ++id) {
     if (size - offset < 8)
