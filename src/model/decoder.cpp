@@ -56,13 +56,28 @@ Decoder::Decoder(const Model& model, ThreadPool& pool, int64_t max_batch, KvCach
   // Pages of the caches are mapped (zeroed) when first written: a sequence
   // that stays short maps its first blocks' pages per layer for k and for v
   // (a huge page or two), not its whole context.
+  // The context length may come from the file (context_length), so the size
+  // is checked in floating point before any int64 product can overflow, and
+  // a cache the machine cannot give says which option makes it smaller.
+  const int64_t elem = kv_type_ == KvCacheType::F16 ? 2 : 4;
+  const double bytes = 2.0 * static_cast<double>(this->n_seq()) * static_cast<double>(c.n_layer) *
+                       static_cast<double>(kv_blocks_) * static_cast<double>(kv_block_) * static_cast<double>(KV * elem);
+  const auto too_large = [&](const std::string& why) {
+    fail(model.path(), ": the KV cache of ", this->n_seq(), this->n_seq() == 1 ? " sequence" : " sequences", " of ",
+         model.n_ctx(), " positions needs ", bytes / 1e9, " GB (", why, "); pass a smaller context with --ctx");
+  };
+  if (bytes > 0x1p62) too_large("more than can be addressed");
   const int64_t cache = this->n_seq() * c.n_layer * kv_blocks_ * kv_block_ * KV;
-  if (kv_type_ == KvCacheType::F16) {
-    k_cache16_ = AlignedBuffer<uint16_t>(sz(cache));
-    v_cache16_ = AlignedBuffer<uint16_t>(sz(cache));
-  } else {
-    k_cache32_ = AlignedBuffer<float>(sz(cache));
-    v_cache32_ = AlignedBuffer<float>(sz(cache));
+  try {
+    if (kv_type_ == KvCacheType::F16) {
+      k_cache16_ = AlignedBuffer<uint16_t>(sz(cache));
+      v_cache16_ = AlignedBuffer<uint16_t>(sz(cache));
+    } else {
+      k_cache32_ = AlignedBuffer<float>(sz(cache));
+      v_cache32_ = AlignedBuffer<float>(sz(cache));
+    }
+  } catch (const Error& e) {
+    too_large(e.what());
   }
 }
 

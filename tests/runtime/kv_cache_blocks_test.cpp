@@ -14,6 +14,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/error.h"
 #include "fixtures.h"
 #include "model/decoder.h"
 #include "model/model.h"
@@ -78,6 +79,29 @@ TEST(KvCacheBlocks, SmallBlocksGiveTheLogitsOfOneBlock) {
         EXPECT_LE(relative_diff(whole.prompt_logits, blocks.prompt_logits), tolerance);
         EXPECT_LE(relative_diff(whole.step_logits, blocks.step_logits), tolerance);
       }
+    }
+  }
+}
+
+// A context the machine cannot hold (the length may come from a file's
+// context_length) is refused naming the model, the size and --ctx; one past
+// what 64-bit sizes address is refused before any product overflows.
+TEST(KvCacheBlocks, AContextTooLargeIsRefusedNamingTheOption) {
+  ThreadPool pool(1);
+  for (int64_t n_ctx : {int64_t{1} << 40, int64_t{1} << 61}) {
+    LoadOptions options;
+    options.n_ctx = n_ctx;
+    const std::string path = testing::fixture("llama2c/stories260K.bin");
+    const auto model = Model::load(path, options, pool);
+    try {
+      Decoder decoder(*model, pool, 1);
+      ADD_FAILURE() << n_ctx << " positions: a decoder was made";
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      EXPECT_EQ(message.rfind(path + ": the KV cache of 1 sequence of " + std::to_string(n_ctx) + " positions needs ", 0),
+                0u)
+          << message;
+      EXPECT_NE(message.find("pass a smaller context with --ctx"), std::string::npos) << message;
     }
   }
 }
