@@ -53,9 +53,6 @@ Decoder::Decoder(const Model& model, ThreadPool& pool, int64_t max_batch, KvCach
   row_seq_.resize(sz(B));
   row_pos_.resize(sz(B));
   logit_rows_.resize(sz(B));
-  // Pages of the caches are mapped (zeroed) when first written: a sequence
-  // that stays short maps its first blocks' pages per layer for k and for v
-  // (a huge page or two), not its whole context.
   // The context length may come from the file (context_length), so the size
   // is checked in floating point before any int64 product can overflow, and
   // a cache the machine cannot give says which option makes it smaller.
@@ -67,6 +64,9 @@ Decoder::Decoder(const Model& model, ThreadPool& pool, int64_t max_batch, KvCach
          model.n_ctx(), " positions needs ", bytes / 1e9, " GB (", why, "); pass a smaller context with --ctx");
   };
   if (bytes > 0x1p62) too_large("more than can be addressed");
+  // Pages of the caches are mapped (zeroed) when first written: a sequence
+  // that stays short maps its first blocks' pages per layer for k and for v
+  // (a huge page or two), not its whole context.
   const int64_t cache = this->n_seq() * c.n_layer * kv_blocks_ * kv_block_ * KV;
   try {
     if (kv_type_ == KvCacheType::F16) {
