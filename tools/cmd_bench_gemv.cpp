@@ -7,8 +7,6 @@
 #include <cctype>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,13 +19,11 @@
 #include "core/aligned_buffer.h"
 #include "core/cpu_features.h"
 #include "core/error.h"
-#include "core/half.h"
 #include "core/rng.h"
 #include "gemv_timing.h"
 #include "kernels/dispatch.h"
 #include "kernels/read_bandwidth.h"
 #include "model/model_shapes.h"
-#include "quant/i2s.h"
 
 namespace lowbit::tools {
 namespace {
@@ -100,10 +96,6 @@ std::vector<Matrix> selected_matrices(const std::string& filter) {
   return out;
 }
 
-
-
-
-
 GgmlType bench_type(const std::string& name) {
   const auto same = [&](const char* type_name) {
     return std::equal(name.begin(), name.end(), type_name, type_name + std::strlen(type_name),
@@ -142,11 +134,7 @@ int run_bench(const BenchGemvOptions& o) {
   }
   ThreadPool& make_pool = *pools.rbegin()->second;
 
-  char date[32];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M", std::localtime(&now));
-  std::printf("machine: %s, %u hardware threads; features: %s\ndate: %s\n", cpu_model_name().c_str(),
-              std::thread::hardware_concurrency(), cpu_features().describe().c_str(), date);
+  print_machine_and_date();
   for (int t : threads) std::printf("read bandwidth, %d thread%s: %.1f GB/s\n", t, t > 1 ? "s" : "", bandwidth[t]);
   std::printf("timing: %s\n", o.chain ? "copies of each matrix (2x the last-level cache) back to back, as a decode "
                                          "step runs its matrices, the kernels' passes taking turns with a plain read "

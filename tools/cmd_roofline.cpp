@@ -7,9 +7,6 @@
 // BitNet 2B-4T shapes, and the cost of an empty parallel region of the pool.
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
-#include <ctime>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <thread>
@@ -74,11 +71,7 @@ int run_roofline(const RooflineOptions& o) {
   const CpuFeatures& cpu = cpu_features();
   const Vnni4Isa isa = vnni4_isa(cpu);
   if (isa == Vnni4Isa::None) fail("roofline: the up-convert-and-compute kernels need AVX2 (cpu: ", cpu.describe(), ")");
-  char date[32];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M", std::localtime(&now));
-  std::printf("machine: %s, %u hardware threads; features: %s\ndate: %s\n", cpu_model_name().c_str(),
-              std::thread::hardware_concurrency(), cpu.describe().c_str(), date);
+  print_machine_and_date();
 
   const CpuClock clock = measure_cpu_clock();
   std::printf("clock: core %.2f GHz (chain of dependent adds), TSC %.2f GHz (rdtsc over 50 ms); cycles below are "

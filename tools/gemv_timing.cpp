@@ -3,10 +3,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "core/aligned_buffer.h"
+#include "core/cpu_features.h"
 #include "core/timer.h"
 
 namespace lowbit::tools {
@@ -36,6 +40,14 @@ void evict_caches(ThreadPool& pool) {
 }
 
 }  // namespace
+
+void print_machine_and_date() {
+  char date[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M", std::localtime(&now));
+  std::printf("machine: %s, %u hardware threads; features: %s\ndate: %s\n", cpu_model_name().c_str(),
+              std::thread::hardware_concurrency(), cpu_features().describe().c_str(), date);
+}
 
 double seconds_per_matmul(const Matmul& m, const ActivationBatch& in, ThreadPool& pool, double min_seconds,
                           int min_calls) {

@@ -15,6 +15,10 @@
 
 namespace lowbit::tools {
 
+// The lines both timing tools print above their tables: "machine: NAME, N
+// hardware threads; features: ..." and "date: YYYY-MM-DD HH:MM".
+void print_machine_and_date();
+
 // Median seconds of m.forward(in, ...) on `pool`, over calls each preceded by a
 // read of a buffer twice the last-level cache (on the pool's threads) that
 // evicts the caches.
