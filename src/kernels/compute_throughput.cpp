@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/thread_pool.h"
 #include "core/timer.h"
-#include "kernels/int1_lut.h"
 
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -60,38 +60,35 @@ CpuClock measure_cpu_clock() {
   return c;
 }
 
-ComputeThroughput measure_compute_throughput(Vnni4Bits bits, Vnni4Kernel kernel, double core_hz) {
-  if (kernel == nullptr) fail("no kernel to measure for this layout");
-  // ~16 KiB of codes: in L1 (32 KiB on current x86 cores) with the activations.
-  const int64_t cols = bits == Vnni4Bits::Eight ? 1024 : bits == Vnni4Bits::Two ? 4096 : 8192;
-  const int64_t group = bits == Vnni4Bits::Eight ? 32 : bits == Vnni4Bits::Two ? 64 : 128;
+ComputeThroughput measure_compute_throughput(const Matmul& m, double core_hz, bool* pairs) {
+  const int64_t units = m.work_units();
+  if (units < 2 || units % 2 != 0)
+    fail("compute throughput: ", m.kernel_name(), "'s matrix has ", units, " row blocks; it needs an even number");
+  const bool paired = m.pairs_with(m, 1);
+  if (pairs != nullptr) *pairs = paired;
   ThreadPool inline_pool(1);
-  const Vnni4Layout layout = pack_vnni4(
-      bits, kVnni4Rows, cols, group,
-      [&](int64_t r, uint8_t* v, uint16_t* s) {
-        for (int64_t k = 0; k < cols; ++k) v[k] = static_cast<uint8_t>((r * 7 + k * 13) & (bits == Vnni4Bits::One || bits == Vnni4Bits::OneLookup ? 1 : 3));
-        std::fill(s, s + cols / group, uint16_t{0x3c00});
-      },
-      inline_pool);
-  std::vector<int8_t> x(static_cast<size_t>(cols));
-  for (int64_t k = 0; k < cols; ++k) x[k] = static_cast<int8_t>(k * 37);
-  std::vector<int32_t> xsum(static_cast<size_t>(cols / group), 0);
-  uint8_t lut[32];
-  for (int n = 0; n < 16; ++n) lut[n] = static_cast<uint8_t>(n & 3), lut[16 + n] = static_cast<uint8_t>(n >> 2);
-  AlignedBuffer<uint8_t> tables(static_cast<size_t>(int1_lut_table_bytes(cols)));  // int1_lut's, built once per token
-  if (bits == Vnni4Bits::OneLookup) int1_lut_tables_ref(x.data(), cols, tables.data());
-  alignas(64) float out[kVnni4Rows];
-  const Vnni4Task task{layout.codes(0), layout.group_bytes(), cols / group, group / layout.k_per_step(), x.data(),
-                       xsum.data(), -1, lut, 1.0f, out, tables.data()};
+  std::vector<float> x(static_cast<size_t>(m.cols()));
+  for (size_t k = 0; k < x.size(); ++k) x[k] = static_cast<float>(static_cast<int>(k * 37 % 255) - 127);
+  ActivationBatch in(1, m.cols());
+  in.set(x.data(), 1, m.cols());
+  m.prepare_units(in, inline_pool);  // quantized once: C is the weights' part alone
+  std::vector<float> y(static_cast<size_t>(m.rows()));
+  const int64_t half = units / 2;
+  const auto pass = [&] {
+    if (paired)
+      for (int64_t u = 0; u < half; ++u) m.forward_pair(m, in, y.data(), y.data(), u, u + half);
+    else
+      m.forward_units(in, y.data(), 0, units);
+  };
   const int calls = 2000;
   double best = 1e30;
   for (int r = 0; r < 7; ++r) {
     const double t0 = now_seconds();
-    for (int i = 0; i < calls; ++i) kernel(task);
+    for (int i = 0; i < calls; ++i) pass();
     best = std::min(best, (now_seconds() - t0) / calls);
   }
-  const double vectors = static_cast<double>(kVnni4Rows) * static_cast<double>(cols) / 32;
-  return {best * core_hz / vectors, static_cast<double>(layout.block_stride()) / vectors};
+  const double vectors = static_cast<double>(m.rows()) * static_cast<double>(m.cols()) / 32;
+  return {best * core_hz / vectors, static_cast<double>(m.weight_bytes()) / vectors};
 }
 
 }  // namespace lowbit

@@ -5,7 +5,7 @@
 // measured read bandwidth: per core, min(bandwidth, B / C) bytes per cycle.
 #pragma once
 
-#include "kernels/vnni4_matmul.h"
+#include "kernels/matmul.h"
 
 namespace lowbit {
 
@@ -20,8 +20,11 @@ struct ComputeThroughput {
   double bytes_per_vector;   // B: layout bytes read per output vector, scales included
 };
 
-// Single-threaded, on the calling thread: a `bits` kernel over an L1-resident
-// 16-row block (int2: codes 0..3 as u, the levels of Q2_0), best of several timed runs.
-ComputeThroughput measure_compute_throughput(Vnni4Bits bits, Vnni4Kernel kernel, double core_hz);
+// Single-threaded, on the calling thread: one token through `m` (a small
+// matrix whose weights stay in L1, two row blocks or more) as decode's GEMV
+// runs it: units side by side (Matmul::forward_pair) where m pairs with
+// itself, as forward_together reads a region's halves, else forward_units over
+// every unit. Best of several timed runs. `pairs` says which path was timed.
+ComputeThroughput measure_compute_throughput(const Matmul& m, double core_hz, bool* pairs = nullptr);
 
 }  // namespace lowbit

@@ -23,6 +23,12 @@ TEST(RooflineCommand, ChainPrintsEveryFamilyBesideAPlainRead) {
   // One plain-read row per core count, with a GB/s figure per shape (tiny: 4 shapes).
   EXPECT_EQ(count_matches(o.out, std::regex(R"(\| plain read, alongside \| [12] \| [0-9.]+ \| \| \| \|( [0-9.]+ \|){4}\n)")), 2)
       << o.out;
+  // C per family, with the one-token path it was timed on (int2 and int1 pair on AVX-512).
+  for (const char* family : {"q8_0", "int2", "int1"})
+    EXPECT_EQ(count_matches(o.out, std::regex(std::string(R"(\| )") + family +
+                                              R"(/[a-z0-9-]+ \| (pairs|one block at a time) \|( [0-9.]+ \|){4}\n)")),
+              1)
+        << family << "\n" << o.out;
   // Each family at 1 and 2 cores: bound, what limits it, and GB/s (% of bound) per shape.
   for (const char* family : {"q8_0", "int2", "int1"}) {
     const std::regex row(std::string(R"(\| )") + family +
