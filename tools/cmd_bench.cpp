@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "bench_report.h"
 #include "command.h"
 #include "core/error.h"
 #include "core/rng.h"
@@ -41,6 +42,7 @@ struct BenchOptions {
   bool verbose = false;
   bool profile = false;
   bool interleave = false;  // all (model, kernel) pairs loaded at once, runs alternated
+  BenchFormat format = BenchFormat::Markdown;  // -o
   std::string command_line;
 };
 
@@ -97,36 +99,28 @@ double run_once(Decoder& d, int64_t depth, const std::vector<int32_t>& tokens, b
 }
 
 // Where the time of a test's timed runs went, per stage of the forward pass.
-std::string profile_table(const std::string& title, const DecodeProfile& p, double bandwidth_gbps) {
+std::vector<BenchStage> profile_stages(const DecodeProfile& p, double bandwidth_gbps) {
   double total = 0;
   for (double s : p.seconds) total += s;
-  std::string out = cat("\n", title, "\n\n| stage | ms/token | share | weights GB/s | % of read BW |\n",
-                        "|---|---:|---:|---:|---:|\n");
   const double per_token = 1e3 / static_cast<double>(std::max<int64_t>(1, p.tokens));
+  std::vector<BenchStage> stages;
   for (int i = 0; i < DecodeProfile::kStages; ++i) {
-    char row[256];
-    const double gbps = p.seconds[i] > 0 ? static_cast<double>(p.weight_bytes[i]) / p.seconds[i] / 1e9 : 0;
-    if (p.weight_bytes[i] > 0) {
-      std::snprintf(row, sizeof row, "| %s | %.3f | %.1f%% | %.1f | %.0f%% |\n", DecodeProfile::stage_name(i),
-                    p.seconds[i] * per_token, 100 * p.seconds[i] / total, gbps, 100 * gbps / bandwidth_gbps);
-    } else {
-      std::snprintf(row, sizeof row, "| %s | %.3f | %.1f%% | | |\n", DecodeProfile::stage_name(i),
-                    p.seconds[i] * per_token, 100 * p.seconds[i] / total);
-    }
-    out += row;
+    BenchStage st;
+    st.name = DecodeProfile::stage_name(i);
+    st.ms_per_token = p.seconds[i] * per_token;
+    st.share = total > 0 ? p.seconds[i] / total : 0;
+    st.reads_weights = p.weight_bytes[i] > 0;
+    st.weight_gbps = p.seconds[i] > 0 ? static_cast<double>(p.weight_bytes[i]) / p.seconds[i] / 1e9 : 0;
+    st.read_share = st.weight_gbps / bandwidth_gbps;
+    stages.push_back(st);
   }
-  return out;
-}
-
-std::string gb(int64_t bytes) {
-  char s[32];
-  std::snprintf(s, sizeof s, "%.3f GB", static_cast<double>(bytes) / 1e9);
-  return s;
+  return stages;
 }
 
 // A loaded model as a bench row names it.
 struct Loaded {
   std::string path, name;
+  std::string kernel;        // as --kernel named it
   std::string kernels_used;  // "auto: i2s/avx512-vnni + f16/avx512": what the layers and the head ran on
   int64_t weight_bytes = 0;  // per pass
   std::unique_ptr<Model> model;
@@ -135,6 +129,7 @@ struct Loaded {
 Loaded load(const std::string& path, const std::string& kernel, int64_t ctx, bool verbose, ThreadPool& pool) {
   Loaded m;
   m.path = path;
+  m.kernel = kernel;
   m.name = path.substr(path.find_last_of('/') + 1);
   LoadOptions lo;
   lo.kernel = kernel;
@@ -224,12 +219,33 @@ double probe_after(ThreadPool& pool, int threads, int64_t* peak_rss) {
   return after;
 }
 
-// The table row up to the roofline cell (the caller adds the rest).
-void print_row(const Loaded& m, int threads, const std::string& test, const Stats& s, double roofline, double before,
-               double after) {
-  std::printf("| %s | %s | %s | %d | %s | %.2f ± %.2f | %s | %.0f%% of %.0f GB/s (%.0f before, %.0f after) |", m.name.c_str(),
-              gb(file_size(m.path)).c_str(), m.kernels_used.c_str(), threads, test.c_str(), s.mean, s.stddev,
-              gb(m.weight_bytes).c_str(), 100.0 * s.mean / roofline, (before + after) / 2, before, after);
+// A test's record: its runs' tok/s, the roofline at the mean of the probes
+// before and after it, and the peak RSS so far.
+BenchRecord make_record(const BenchOptions& o, const Loaded& m, int threads, bool prompt,
+                        int sequences, const std::vector<double>& speeds, double before, double after,
+                        int64_t peak_rss) {
+  BenchRecord r;
+  r.model = m.name;
+  r.model_path = m.path;
+  r.model_bytes = file_size(m.path);
+  r.kernel = m.kernel;
+  r.kernels_used = m.kernels_used;
+  r.threads = threads;
+  r.test = test_name(o, prompt, sequences);
+  r.n_prompt = prompt ? o.n_prompt : 0;
+  r.n_gen = prompt ? 0 : o.n_gen;
+  r.depth = o.depth;
+  r.sequences = sequences;
+  r.samples_tok_s = speeds;
+  const Stats s = stats(speeds);
+  r.tok_s_mean = s.mean;
+  r.tok_s_stddev = s.stddev;
+  r.weight_bytes_per_token = m.weight_bytes;
+  r.roofline_tok_s = roofline_tok_s(o, m, prompt, sequences, (before + after) / 2);
+  r.bandwidth_before_gbps = before;
+  r.bandwidth_after_gbps = after;
+  r.peak_rss_bytes = peak_rss;
+  return r;
 }
 
 // --interleave: every (model, kernel) loaded at once; each test's runs taken in
@@ -238,7 +254,8 @@ void print_row(const Loaded& m, int threads, const std::string& test, const Stat
 // median, over the rounds, of its run's tok/s over the first one's in the same
 // round (with the quartiles).
 void bench_interleaved(const BenchOptions& o, const std::vector<std::string>& models, const std::vector<int>& threads,
-                       const std::vector<double>& bandwidth, int64_t ctx, int max_parallel, ThreadPool& load_pool) {
+                       const std::vector<double>& bandwidth, int64_t ctx, int max_parallel, ThreadPool& load_pool,
+                       BenchReport& report) {
   std::vector<Loaded> ms;
   reset_peak_rss();
   for (const std::string& path : models)
@@ -275,17 +292,18 @@ void bench_interleaved(const BenchOptions& o, const std::vector<std::string>& mo
         for (size_t i : order) speeds[i].push_back(run_once(*decoders[i], o.depth, tokens, prompt, logits, sequences, rows));
       }
       const double after = probe_after(pool, threads[ti], &peak_rss);
-      const std::string test = test_name(o, prompt, sequences);
       for (size_t i = 0; i < ms.size(); ++i) {
         std::vector<double> ratio;
         for (int r = 0; r < o.repetitions; ++r) ratio.push_back(speeds[i][static_cast<size_t>(r)] / speeds[0][static_cast<size_t>(r)]);
         std::sort(ratio.begin(), ratio.end());
         const auto at = [&](double q) { return ratio[static_cast<size_t>(q * static_cast<double>(ratio.size() - 1) + 0.5)]; };
-        print_row(ms[i], threads[ti], test, stats(speeds[i]),
-                  roofline_tok_s(o, ms[i], prompt, sequences, (before + after) / 2), before, after);
-        std::printf(" %s | %.3f (%.3f-%.3f) |\n", gb(peak_rss).c_str(), at(0.5), at(0.25), at(0.75));
+        BenchRecord r = make_record(o, ms[i], threads[ti], prompt, sequences, speeds[i], before, after, peak_rss);
+        r.interleaved = true;
+        r.vs_first_median = at(0.5);
+        r.vs_first_q1 = at(0.25);
+        r.vs_first_q3 = at(0.75);
+        report.add(r);
       }
-      std::fflush(stdout);
       before = after;
     }
   }
@@ -310,6 +328,8 @@ int bench(const BenchOptions& o) {
   if (o.interleave && models.size() * o.kernels.size() < 2)
     fail("bench: --interleave compares two or more (model, kernel) pairs: give several -m or --kernel values");
   if (o.interleave && o.profile) fail("bench: --profile times one model at a time; leave out --interleave");
+  if (o.profile && o.format == BenchFormat::Csv)
+    fail("bench: --profile's stages do not fit a CSV line; use -o md, json or jsonl");
 
   // Read bandwidth per thread count, measured again before each model so the
   // roofline reflects the machine as the rows were taken. Its buffer is freed
@@ -327,20 +347,12 @@ int bench(const BenchOptions& o) {
   std::time_t now = std::time(nullptr);
   char date[32];
   std::strftime(date, sizeof date, "%Y-%m-%d", std::localtime(&now));
-  std::printf("lowbit bench: `%s`\n", o.command_line.c_str());
-  std::printf("machine: %s, %d hardware threads (%s); %s\n", cpu_model_name().c_str(), hw, cpu_features().describe().c_str(),
-              date);
-  for (size_t i = 0; i < threads.size(); ++i)
-    std::printf("read bandwidth, %d thread%s: %.1f GB/s\n", threads[i], threads[i] > 1 ? "s" : "", bandwidth[i]);
-  std::printf("\n| model | size | kernel | threads | test | tok/s | weights/token | roofline | peak RSS |%s\n",
-              o.interleave ? " vs first |" : "");
-  std::printf("|---|---:|---|---:|---|---:|---:|---:|---:|%s\n", o.interleave ? "---:|" : "");
-  std::fflush(stdout);
+  BenchReport report(o.format, {o.command_line, cpu_model_name(), cpu_features().describe(), hw, date}, o.interleave);
+  report.begin(threads, bandwidth);
 
-  std::string profiles;  // --profile tables, printed after the main table
   const int64_t ctx = o.depth + o.n_prompt + o.n_gen + 1;
   if (o.interleave) {
-    bench_interleaved(o, models, threads, bandwidth, ctx, max_parallel, load_pool);
+    bench_interleaved(o, models, threads, bandwidth, ctx, max_parallel, load_pool, report);
   } else {
     for (const std::string& path : models) {
       for (const std::string& kernel : o.kernels) {
@@ -368,33 +380,16 @@ int bench(const BenchOptions& o) {
               speeds.push_back(run_once(decoder, o.depth, tokens, prompt, logits, sequences, rows));
             decoder.set_profile(nullptr);
             const double after = probe_after(pool, threads[ti], &peak_rss);
-            const double bw = (before + after) / 2;
-            const std::string test = test_name(o, prompt, sequences);
-            print_row(m, threads[ti], test, stats(speeds), roofline_tok_s(o, m, prompt, sequences, bw), before, after);
-            std::printf(" %s |\n", gb(peak_rss).c_str());
-            std::fflush(stdout);
-            if (o.profile)
-              profiles += profile_table(cat("profile: ", m.name, ", ", m.kernels_used, ", ", threads[ti], " thread",
-                                            threads[ti] > 1 ? "s, " : ", ", test),
-                                        profile, bw);
+            BenchRecord r = make_record(o, m, threads[ti], prompt, sequences, speeds, before, after, peak_rss);
+            if (o.profile) r.profile = profile_stages(profile, (before + after) / 2);
+            report.add(r);
             before = after;
           }
         }
       }
     }
   }
-  std::printf("%s", profiles.c_str());
-  std::printf(
-      "\nroofline: tok/s as a share of (read bandwidth / weight bytes per token) x tokens per weight pass,\n"
-      "with the read bandwidth of that many threads the mean of two probes, one before the test (before\n"
-      "the model loaded, for its first) and one right after it; tg tests also\n"
-      "count the f16 KV cache each token reads (its average over the test, which -d makes large).\n"
-      "tgN xP: P sequences generating together, P tokens per pass over the weights (tok/s counts them all).\n");
-  if (o.interleave)
-    std::printf(
-        "--interleave: all models loaded at once (the peak RSS is theirs together); each test's runs in rounds,\n"
-        "one run of each per round in a shuffled order; vs first: the median over the rounds of tok/s / the\n"
-        "first row's tok/s in the same round (quartiles in brackets).\n");
+  report.finish();
   return 0;
 }
 
@@ -416,6 +411,7 @@ CommandMain setup_bench(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
   auto threads = std::make_shared<std::string>();
   auto parallel = std::make_shared<std::string>();
+  auto format = std::make_shared<std::string>("md");
   app.add_option("-m,--model", o->models, "model file(s) (default: the cached bitnet-2b4t dummy)");
   app.add_option("-t,--threads", *threads, "comma-separated thread counts (default: 1 and all hardware threads)");
   app.add_option("-p,--n-prompt", o->n_prompt, "prompt tokens per pp test (0: none)");
@@ -432,7 +428,11 @@ CommandMain setup_bench(CLI::App& app) {
   app.add_flag("--interleave", o->interleave,
                "load every (model, kernel) pair at once and alternate their runs round by round (shuffled), with each "
                "row's tok/s relative to the first's in the same rounds: comparisons a shared host's drift moves alike");
-  return [o, threads, parallel] {
+  app.add_option("-o,--output", *format,
+                 "output format: md (a markdown table, the default), json (an array of records), jsonl (a record per "
+                 "line, as each test ends) or csv; with records, stdout holds nothing else");
+  return [o, threads, parallel, format] {
+    o->format = parse_bench_format(*format);
     if (!threads->empty()) o->threads = parse_ints(*threads);
     if (!parallel->empty()) o->parallel = parse_ints(*parallel);
     o->command_line = "lowbit bench";
@@ -446,6 +446,7 @@ CommandMain setup_bench(CLI::App& app) {
     if (!parallel->empty()) o->command_line += " --parallel " + *parallel;
     if (o->profile) o->command_line += " --profile";
     if (o->interleave) o->command_line += " --interleave";
+    if (*format != "md") o->command_line += " -o " + *format;
     return bench(*o);
   };
 }

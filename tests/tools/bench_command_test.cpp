@@ -2,7 +2,10 @@
 // (model, kernel, threads, test), and clear errors for bad options.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iterator>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <regex>
 #include <string>
 #include <utility>
@@ -90,6 +93,92 @@ TEST(BenchCommand, InterleaveComparesPairsRoundByRound) {
   bad = run_lowbit("bench -m " + quote(model) + " -p 8 -n 4 --kernel auto,ref --interleave --profile");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("--profile"), std::string::npos) << bad.err;
+}
+
+// One CSV line's fields (RFC 4180 quoting: "a,b" and "" inside quotes).
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') fields.back() += '"', ++i;
+    else if (c == '"') quoted = !quoted;
+    else if (c == ',' && !quoted) fields.emplace_back();
+    else fields.back() += c;
+  }
+  return fields;
+}
+
+// -o json / jsonl / csv: records for scripts, the same figures as the table,
+// and nothing else on stdout.
+TEST(BenchCommand, WritesRecordsAsJsonJsonlAndCsv) {
+  const std::string model = testing::temp_path("bench-tiny,records.gguf");  // a comma: CSV quotes the cell
+  ASSERT_EQ(run_lowbit("gen-model --shape tiny -o " + quote(model)).exit_code, 0);
+  const auto expect_record = [](const nlohmann::json& r, const std::string& test) {
+    EXPECT_EQ(r.at("model").get<std::string>(), "bench-tiny,records.gguf") << r;
+    EXPECT_EQ(r.at("test").get<std::string>(), test) << r;
+    EXPECT_EQ(r.at("threads").get<int>(), 2) << r;
+    EXPECT_EQ(r.at("kernel").get<std::string>(), "auto") << r;
+    const auto samples = r.at("samples_tok_s").get<std::vector<double>>();
+    ASSERT_EQ(samples.size(), 3u) << r;
+    double sum = 0;
+    for (const double s : samples) {
+      EXPECT_GT(s, 0) << r;
+      sum += s;
+    }
+    EXPECT_NEAR(r.at("tok_s_mean").get<double>(), sum / 3, 1e-9 * sum) << r;
+    EXPECT_NEAR(r.at("roofline_share").get<double>(), r.at("tok_s_mean").get<double>() / r.at("roofline_tok_s").get<double>(),
+                1e-12)
+        << r;
+    EXPECT_GT(r.at("bandwidth_before_gbps").get<double>(), 0) << r;
+    EXPECT_GT(r.at("weight_bytes_per_token").get<int64_t>(), 0) << r;
+    EXPECT_GT(r.at("peak_rss_bytes").get<int64_t>(), 0) << r;
+  };
+  const std::string base = "bench -m " + quote(model) + " -t 2 -p 8 -n 4 -r 3";
+
+  Outcome o = run_lowbit(base + " -o json --profile");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const nlohmann::json all = nlohmann::json::parse(o.out);  // stdout is the array alone
+  ASSERT_EQ(all.size(), 2u) << o.out;
+  expect_record(all[0], "pp8");
+  expect_record(all[1], "tg4");
+  ASSERT_TRUE(all[1].contains("profile")) << o.out;
+  EXPECT_EQ(all[1]["profile"][1]["stage"].get<std::string>(), "q, k, v matmuls") << o.out;
+  EXPECT_TRUE(all[1]["profile"][1].contains("weight_gbps")) << o.out;
+  EXPECT_NE(o.err.find("read bandwidth, 2 threads:"), std::string::npos) << "the probe goes to stderr: " << o.err;
+
+  o = run_lowbit(base + " -o jsonl");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  std::istringstream lines(o.out);
+  std::vector<nlohmann::json> records;
+  for (std::string line; std::getline(lines, line);) records.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(records.size(), 2u) << o.out;
+  expect_record(records[0], "pp8");
+  expect_record(records[1], "tg4");
+
+  o = run_lowbit(base + " -o csv");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  std::istringstream csv(o.out);
+  std::string header, row;
+  ASSERT_TRUE(std::getline(csv, header)) << o.out;
+  EXPECT_EQ(header.rfind("cpu,hardware_threads,date,model,", 0), 0u) << header;
+  const std::vector<std::string> names = csv_fields(header);
+  const auto model_at = std::find(names.begin(), names.end(), "model") - names.begin();
+  int rows = 0;
+  while (std::getline(csv, row)) {
+    ++rows;
+    const std::vector<std::string> fields = csv_fields(row);
+    ASSERT_EQ(fields.size(), names.size()) << row;
+    EXPECT_EQ(fields[static_cast<size_t>(model_at)], "bench-tiny,records.gguf") << row;
+  }
+  EXPECT_EQ(rows, 2) << o.out;
+
+  o = run_lowbit(base + " -o xml");
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("-o xml"), std::string::npos) << o.err;
+  o = run_lowbit(base + " -o csv --profile");
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("--profile"), std::string::npos) << o.err;
 }
 
 TEST(BenchCommand, BadOptionsFailClearly) {
