@@ -24,7 +24,9 @@ struct ComputeThroughput {
 // matrix whose weights stay in L1, two row blocks or more) as decode's GEMV
 // runs it: units side by side (Matmul::forward_pair) where m pairs with
 // itself, as forward_together reads a region's halves, else forward_units over
-// every unit. Best of several timed runs. `pairs` says which path was timed.
+// every unit (never its distant streams, which q8_0 takes on AMD for parts over
+// 1 MiB apart: a matrix this small has none). Best of several timed runs.
+// `pairs` says which path was timed.
 ComputeThroughput measure_compute_throughput(const Matmul& m, double core_hz, bool* pairs = nullptr);
 
 }  // namespace lowbit
