@@ -53,7 +53,9 @@ void int2_gemv(const Vnni4Task& t) {
   for (int64_t g = 0; g < t.groups; ++g) {
     c = vnni4_group_codes(t, g);
     __m256i a[2][4];
+    #pragma GCC unroll 2
     for (auto& h : a)
+      #pragma GCC unroll 4
       for (auto& v : h) v = _mm256_setzero_si256();
     for (int64_t s = 0; s < t.steps_per_group; ++s, c += 64, x += 16) {
       prefetch(c);
@@ -61,6 +63,7 @@ void int2_gemv(const Vnni4Task& t) {
       int2_step<kVnni>(c, xb, lut01, lut23, a[0]);
       int2_step<kVnni>(c + 32, xb, lut01, lut23, a[1]);
     }
+    #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) acc[h] = add_group(acc[h], sum4(a[h]), 0, t, g, h);
   }
   store_out(t, acc);
@@ -422,16 +425,22 @@ void q8_0_gemv(const Vnni4Task& t) {
   for (int64_t g = 0; g < t.groups; ++g) {
     c = vnni4_group_codes(t, g);
     __m256i a[2][4];
+    #pragma GCC unroll 2
     for (auto& h : a)
+      #pragma GCC unroll 4
       for (auto& v : h) v = _mm256_setzero_si256();
     for (int64_t s = 0; s < t.steps_per_group; s += 4, c += 256, x += 16) {
+      #pragma GCC unroll 4
       for (int i = 0; i < 4; ++i) prefetch(c + 64 * i);
+      #pragma GCC unroll 4
       for (int i = 0; i < 4; ++i) {
         const __m256i xb = broadcast4(x + 4 * i);
+        #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h)
           a[h][i] = dot_u8s8<true>(a[h][i], _mm256_load_si256(reinterpret_cast<const __m256i*>(c + 64 * i + 32 * h)), xb);
       }
     }
+    #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) acc[h] = add_group(acc[h], sum4(a[h]), 0, t, g, h);
   }
   store_out(t, acc);
@@ -482,15 +491,21 @@ void q8_0_gemv_widened(const Vnni4Task& t) {
   for (int64_t g = 0; g < t.groups; ++g) {
     c = vnni4_group_codes(t, g);
     __m256i a[2][2];  // [half][rows 0-3 | rows 4-7 of the half]: lanes row r (k 0,1), row r (k 2,3), ...
+    #pragma GCC unroll 2
     for (auto& h : a)
+      #pragma GCC unroll 2
       for (auto& v : h) v = _mm256_setzero_si256();
     for (int64_t s = 0; s < t.steps_per_group; s += 4, c += 256, x += 16) {
+      #pragma GCC unroll 4
       for (int i = 0; i < 4; ++i) prefetch(c + 64 * i);
       const __m256i x16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x)));
       const __m256i xq[4] = {_mm256_permute4x64_epi64(x16, 0x00), _mm256_permute4x64_epi64(x16, 0x55),
                              _mm256_permute4x64_epi64(x16, 0xaa), _mm256_permute4x64_epi64(x16, 0xff)};
+      #pragma GCC unroll 4
       for (int i = 0; i < 4; ++i)
+        #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h)
+          #pragma GCC unroll 2
           for (int q = 0; q < 2; ++q) {
             const __m256i u = _mm256_cvtepu8_epi16(
                 _mm_load_si128(reinterpret_cast<const __m128i*>(c + 64 * i + 32 * h + 16 * q)));
@@ -498,6 +513,7 @@ void q8_0_gemv_widened(const Vnni4Task& t) {
           }
     }
     // hadd: [r0 r1 r4 r5 | r2 r3 r6 r7] as 64-bit pairs; 0xd8 puts them in row order.
+    #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h)
       acc[h] = add_group(acc[h], _mm256_permute4x64_epi64(_mm256_hadd_epi32(a[h][0], a[h][1]), 0xd8), 0, t, g, h);
   }
