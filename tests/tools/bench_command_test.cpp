@@ -4,12 +4,13 @@
 
 #include <algorithm>
 #include <iterator>
-#include <nlohmann/json.hpp>
-#include <sstream>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "fixtures.h"
 #include "lowbit_cli.h"
