@@ -16,6 +16,7 @@ std::string gb(int64_t bytes) {
 }
 
 double bandwidth_gbps(const BenchRecord& r) { return (r.bandwidth_before_gbps + r.bandwidth_after_gbps) / 2; }
+double roofline_share(const BenchRecord& r) { return r.tok_s_mean / r.roofline_tok_s; }
 
 nlohmann::ordered_json to_json(const BenchMachine& machine, const BenchRecord& r) {
   nlohmann::ordered_json j = {{"command", machine.command_line},
@@ -39,7 +40,7 @@ nlohmann::ordered_json to_json(const BenchMachine& machine, const BenchRecord& r
                       {"samples_tok_s", r.samples_tok_s},
                       {"weight_bytes_per_token", r.weight_bytes_per_token},
                       {"roofline_tok_s", r.roofline_tok_s},
-                      {"roofline_share", r.tok_s_mean / r.roofline_tok_s},
+                      {"roofline_share", roofline_share(r)},
                       {"bandwidth_before_gbps", r.bandwidth_before_gbps},
                       {"bandwidth_after_gbps", r.bandwidth_after_gbps},
                       {"peak_rss_bytes", r.peak_rss_bytes}};
@@ -106,7 +107,7 @@ std::vector<std::string> csv_values(const BenchMachine& m, const BenchRecord& r)
                                 samples,
                                 std::to_string(r.weight_bytes_per_token),
                                 csv_number(r.roofline_tok_s),
-                                csv_number(r.tok_s_mean / r.roofline_tok_s),
+                                csv_number(roofline_share(r)),
                                 csv_number(r.bandwidth_before_gbps),
                                 csv_number(r.bandwidth_after_gbps),
                                 std::to_string(r.peak_rss_bytes)};
@@ -191,7 +192,7 @@ void BenchReport::markdown_row(const BenchRecord& r) {
   const double bw = bandwidth_gbps(r);
   std::printf("| %s | %s | %s | %d | %s | %.2f ± %.2f | %s | %.0f%% of %.0f GB/s (%.0f before, %.0f after) | %s |",
               r.model.c_str(), gb(r.model_bytes).c_str(), r.kernels_used.c_str(), r.threads, r.test.c_str(),
-              r.tok_s_mean, r.tok_s_stddev, gb(r.weight_bytes_per_token).c_str(), 100.0 * r.tok_s_mean / r.roofline_tok_s,
+              r.tok_s_mean, r.tok_s_stddev, gb(r.weight_bytes_per_token).c_str(), 100.0 * roofline_share(r),
               bw, r.bandwidth_before_gbps, r.bandwidth_after_gbps, gb(r.peak_rss_bytes).c_str());
   if (r.interleaved) std::printf(" %.3f (%.3f-%.3f) |", r.vs_first_median, r.vs_first_q1, r.vs_first_q3);
   std::printf("\n");

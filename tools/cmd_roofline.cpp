@@ -14,7 +14,6 @@
 
 #include "bench_weights.h"
 #include "command.h"
-#include "kernels/aipc_families.h"
 #include "core/aligned_buffer.h"
 #include "core/cpu_features.h"
 #include "core/error.h"
@@ -24,6 +23,7 @@
 #include "kernels/compute_throughput.h"
 #include "kernels/dispatch.h"
 #include "kernels/read_bandwidth.h"
+#include "kernels/vnni4_matmul.h"
 #include "model/model_shapes.h"
 
 namespace lowbit::tools {
