@@ -29,7 +29,8 @@ struct PrefillAttention {
 
   PrefillAttention(int64_t tokens_, int64_t depth_) : tokens(tokens_), depth(depth_) {
     Rng rng(7);
-    const auto n_pos = static_cast<size_t>((depth + tokens) * kKvStride);
+    // Random values read as rows (v) or slabs (k, key_slab_offset): whole slabs.
+    const auto n_pos = static_cast<size_t>((depth + tokens + kKeySlab - 1) / kKeySlab * kKeySlab * kKvStride);
     for (size_t i = 0; i < n_pos; ++i) {
       k.push_back(float_to_fp16(static_cast<float>(rng.normal())));
       v.push_back(float_to_fp16(static_cast<float>(rng.normal())));
@@ -65,8 +66,8 @@ void run(benchmark::State& state, bool blocks) {
       }
     } else {
       for (int64_t t = 0; t < a.tokens; ++t)
-        ops->attend_f16(a.q.data() + t * kQStride, kGroup, a.k.data(), a.v.data(), kKvStride, a.positions[t] + 1, kHeadDim,
-                        scale, scores.data(), a.out.data() + t * kQStride, nullptr);
+        ops->attend_f16(a.q.data() + t * kQStride, kGroup, a.k.data(), 0, a.v.data(), kKvStride, a.positions[t] + 1,
+                        kHeadDim, scale, scores.data(), a.out.data() + t * kQStride, nullptr);
     }
     benchmark::DoNotOptimize(a.out.data());
   }

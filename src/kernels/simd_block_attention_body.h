@@ -33,18 +33,18 @@ template <class S>
 inline constexpr int kBroadcasts = S::kLanes == 16 ? 12 : 4;
 inline constexpr int kRV = 2;  // row vectors per step
 
-// pt[jj * R + lanes] = scale * sum_d qt[d * R + lanes] * k[jj * ks + d], for
-// kJ positions jj and the kRV row vectors at qt / pt.
+// pt[jj * R + lanes] = scale * sum_d qt[d * R + lanes] * k[jj * k_pos + d * k_d],
+// for kJ positions jj and the kRV row vectors at qt / pt.
 template <class S, int kJ>
-inline void score_rows(const float* qt, int64_t R, const float* k, int64_t ks, int64_t head_dim, float scale,
-                       float* pt) {
+inline void score_rows(const float* qt, int64_t R, const float* k, int64_t k_pos, int64_t k_d, int64_t head_dim,
+                       float scale, float* pt) {
   using V = typename S::V;
   V acc[kJ][kRV];
   #pragma GCC unroll 16
   for (int jj = 0; jj < kJ; ++jj)
     #pragma GCC unroll 2
     for (int r = 0; r < kRV; ++r) acc[jj][r] = S::zero();
-  panel_products<S, kJ, kRV>(qt, R, S::kLanes, head_dim, k, ks, 1, acc);
+  panel_products<S, kJ, kRV>(qt, R, S::kLanes, head_dim, k, k_pos, k_d, acc);
   const V vs = S::set1(scale);
   #pragma GCC unroll 16
   for (int jj = 0; jj < kJ; ++jj)
@@ -88,7 +88,7 @@ void attend_block(const AttendBlock& b, const T* k, const T* v, float* scratch) 
   float* pt = ot + R * Dh;  // [C][P] one panel's scores, then weights
   float* m = pt + C * P;    // [R] running max, -inf before any position
   float* l = m + R;         // [R] running sum
-  float* kc = l + R;        // [C][Dh] a chunk of k rows in f32
+  float* kc = l + R;        // [Dh][C] a chunk of k in f32, d-major as its slabs
   float* vc = kc + C * Dh;  // [C][Dh]
 
   // Rows past `rows` pad the last panel: zero queries, never masked, never written out.
@@ -119,19 +119,27 @@ void attend_block(const AttendBlock& b, const T* k, const T* v, float* scratch) 
     // The chunk lies in one block of the cache (its rows a multiple of C).
     const int64_t at = j0 / b.kv_block_rows * b.kv_block_stride + j0 % b.kv_block_rows * b.kv_stride;
     const float *kj, *vj;
-    int64_t ks;
+    int64_t k_pos, k_d, vs;  // k's strides between positions and dims, v's between positions
     if constexpr (std::is_same_v<T, uint16_t>) {
       for (int64_t j = 0; j < chunk; ++j) {
-        const uint16_t* kr = k + at + j * b.kv_stride;
         const uint16_t* vr = v + at + j * b.kv_stride;
-        for_lanes<S>(Dh, [&](int64_t d, int64_t n) {
-          store_n<S>(kc + j * Dh + d, load_n<S>(kr + d, n), n);
-          store_n<S>(vc + j * Dh + d, load_n<S>(vr + d, n), n);
-        });
+        for_lanes<S>(Dh, [&](int64_t d, int64_t n) { store_n<S>(vc + j * Dh + d, load_n<S>(vr + d, n), n); });
       }
-      kj = kc, vj = vc, ks = Dh;
+      // k's slabs (whole ones: the chunk starts a slab) side by side, each
+      // dim's positions a row of kc: the scores broadcast k along a row.
+      static_assert(C % kKeySlab == 0 && kKeySlab % S::kLanes == 0);
+      for (int64_t s0 = 0; s0 < chunk; s0 += kKeySlab) {
+        const uint16_t* slab = k + at + s0 * b.kv_stride;
+        for (int64_t d = 0; d < Dh; ++d)
+          #pragma GCC unroll 8
+          for (int64_t i = 0; i < kKeySlab; i += S::kLanes)
+            store_n<S>(kc + d * C + s0 + i, load_n<S>(slab + d * kKeySlab + i, S::kLanes), S::kLanes);
+      }
+      kj = kc, k_pos = 1, k_d = C;
+      vj = vc, vs = Dh;
     } else {
-      kj = k + at, vj = v + at, ks = b.kv_stride;
+      kj = k + at, k_pos = b.kv_stride, k_d = 1;
+      vj = v + at, vs = b.kv_stride;
     }
     for (int64_t r0 = 0; r0 < R; r0 += P) {
       // The panel's real rows: skipped when all of them end before j0, taking
@@ -150,9 +158,9 @@ void attend_block(const AttendBlock& b, const T* k, const T* v, float* scratch) 
       float* op = ot + r0 * Dh;
 
       int64_t j = 0;
-      for (; j + kB <= nj; j += kB) score_rows<S, kB>(qp, P, kj + j * ks, ks, Dh, b.scale, pt + j * P);
-      for (; j + 4 <= nj; j += 4) score_rows<S, 4>(qp, P, kj + j * ks, ks, Dh, b.scale, pt + j * P);
-      for (; j < nj; ++j) score_rows<S, 1>(qp, P, kj + j * ks, ks, Dh, b.scale, pt + j * P);
+      for (; j + kB <= nj; j += kB) score_rows<S, kB>(qp, P, kj + j * k_pos, k_pos, k_d, Dh, b.scale, pt + j * P);
+      for (; j + 4 <= nj; j += 4) score_rows<S, 4>(qp, P, kj + j * k_pos, k_pos, k_d, Dh, b.scale, pt + j * P);
+      for (; j < nj; ++j) score_rows<S, 1>(qp, P, kj + j * k_pos, k_pos, k_d, Dh, b.scale, pt + j * P);
       if (masked) mask(-INFINITY);
 
       // New max; a row with none yet (all masked so far) subtracts 0 instead of -inf.
@@ -185,9 +193,9 @@ void attend_block(const AttendBlock& b, const T* k, const T* v, float* scratch) 
       // Every panel takes the first chunk (its rows attend to position 0), which starts out^T.
       const V* scale_out = j0 == 0 ? nullptr : factor;
       int64_t d = 0;
-      for (; d + kB <= Dh; d += kB) weigh_rows<S, kB>(pt, P, nj, vj + d, ks, scale_out, op + d * P);
-      for (; d + 4 <= Dh; d += 4) weigh_rows<S, 4>(pt, P, nj, vj + d, ks, scale_out, op + d * P);
-      for (; d < Dh; ++d) weigh_rows<S, 1>(pt, P, nj, vj + d, ks, scale_out, op + d * P);
+      for (; d + kB <= Dh; d += kB) weigh_rows<S, kB>(pt, P, nj, vj + d, vs, scale_out, op + d * P);
+      for (; d + 4 <= Dh; d += 4) weigh_rows<S, 4>(pt, P, nj, vj + d, vs, scale_out, op + d * P);
+      for (; d < Dh; ++d) weigh_rows<S, 1>(pt, P, nj, vj + d, vs, scale_out, op + d * P);
     }
   }
 

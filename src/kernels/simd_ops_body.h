@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "kernels/simd_block_attention_body.h"
@@ -224,6 +225,69 @@ void score_keys(const float* q, const T* k, const T* v, int64_t stride, int64_t 
   }
 }
 
+// Scores of kHeads heads against one slab of an f16 k (kKeySlab positions,
+// d-major: key_slab_offset): scores[h * p_stride + at + i] = scale * q_h . k_i
+// for the slab's positions i in [lo, hi). The positions go in the lanes and
+// q_h's element d is broadcast, so each step is one FMA per lanes of
+// positions and head, with no horizontal sum at the end; kHeads x kPass
+// independent chains. Positions of the slab outside [lo, hi) are computed
+// and dropped (the slab is always whole in memory). Each step d prefetches
+// line d of the next slab (k_ahead) and of the v rows this slab's positions
+// will read (v_ahead): one 64-byte line each, kKeySlab f16 elements.
+template <class S, int kHeads>
+void score_slab(const float* q, const uint16_t* slab, int64_t head_dim, float scale, int64_t lo, int64_t hi,
+                float* scores, int64_t p_stride, int64_t at, const uint16_t* k_ahead, const uint16_t* v_ahead) {
+  using V = typename S::V;
+  static_assert(kKeySlab * sizeof(uint16_t) == 64, "a slab's row is one cache line");
+  constexpr int kVecs = static_cast<int>(kKeySlab) / S::kLanes;  // vectors of positions per slab
+  constexpr int kMaxAcc = S::kLanes == 16 ? 16 : 8;              // accumulators (32 / 16 registers)
+  constexpr int kPass = std::clamp(kMaxAcc / kHeads, 1, kVecs);  // vectors of positions per pass
+  static_assert(kVecs % kPass == 0);
+  const bool whole = lo == 0 && hi == kKeySlab;
+  alignas(64) float some[kHeads][kKeySlab];  // a partial slab's scores, before the copy
+  const V vs = S::set1(scale);
+  for (int p0 = 0; p0 < kVecs; p0 += kPass) {
+    V acc[kHeads][kPass];
+    #pragma GCC unroll 8
+    for (int h = 0; h < kHeads; ++h)
+      #pragma GCC unroll 8
+      for (int a = 0; a < kPass; ++a) acc[h][a] = S::zero();
+    const uint16_t* kp = slab + p0 * S::kLanes;
+    #pragma GCC unroll 4
+    for (int64_t d = 0; d < head_dim; ++d) {
+      if (p0 == 0) {
+        __builtin_prefetch(k_ahead + d * kKeySlab, 0, 3);
+        __builtin_prefetch(v_ahead + d * kKeySlab, 0, 3);
+      }
+      V kv[kPass];
+      #pragma GCC unroll 8
+      for (int a = 0; a < kPass; ++a) kv[a] = load_n<S>(kp + d * kKeySlab + a * S::kLanes, S::kLanes);
+      #pragma GCC unroll 8
+      for (int h = 0; h < kHeads; ++h) {
+        const V qd = S::set1(q[h * head_dim + d]);
+        #pragma GCC unroll 8
+        for (int a = 0; a < kPass; ++a) acc[h][a] = S::fmadd(qd, kv[a], acc[h][a]);
+      }
+    }
+    #pragma GCC unroll 8
+    for (int h = 0; h < kHeads; ++h) {
+      #pragma GCC unroll 8
+      for (int a = 0; a < kPass; ++a) {
+        const int64_t i = (p0 + a) * S::kLanes;
+        if (whole) {
+          store_n<S>(scores + h * p_stride + at + i, S::mul(acc[h][a], vs), S::kLanes);
+        } else {
+          S::store(some[h] + i, S::mul(acc[h][a], vs));
+        }
+      }
+    }
+  }
+  if (!whole) {
+    for (int h = 0; h < kHeads; ++h)
+      for (int64_t i = lo; i < hi; ++i) scores[h * p_stride + at + i] = some[h][i];
+  }
+}
+
 // out[h][0 .. dims) = alpha[h] out[h][0 .. dims) + sum over j of
 // p[h * p_stride + j] v_j[0 .. dims) for kHeads heads (alpha == nullptr: out
 // starts at 0), the kHeads x kVec accumulators in registers. kFull: dims = kVec
@@ -281,9 +345,18 @@ void weigh_values(const float* p, int64_t p_stride, const T* v, int64_t stride, 
 // (all scores, then the values in half-rows) took 32-33 ms per token, this
 // 24-25, and 22.6 in the decoder's order, against 21 for a plain read of the
 // bytes (docs/performance.md, "Session 28").
+//
+// An f16 k is in slabs (key_slab_offset; k_skip positions of the first slab
+// before the range): its scores come from score_slab, and the chunks end on
+// every other slab's end, so that a slab is scored once (the first chunk is
+// k_skip positions short). One token over 512-2048 cached positions of the
+// 2B-4T shape in L2: 13.5-14 ns a position and KV head against 16-17.5 with k
+// in rows (docs/performance.md, "Session 44").
 template <class S, class T, int kHeads>
-void attend_heads(const float* q, const T* k, const T* v, int64_t stride, int64_t n_pos, int64_t head_dim,
-                  float scale, float* scores, float* out, float* part) {
+void attend_heads(const float* q, const T* k, int64_t k_skip, const T* v, int64_t stride, int64_t n_pos,
+                  int64_t head_dim, float scale, float* scores, float* out, float* part) {
+  constexpr bool kSlabs = std::is_same_v<T, uint16_t>;
+  static_assert(kAttendChunk % kKeySlab == 0);
   // Several positions at a time, up to 16 FMA chains (8 with 256-bit vectors).
   constexpr int kPos = kHeads <= 4 ? (S::kLanes == 16 ? 4 : 2) : 1;
   // out in registers: kAcc vectors per head (16 accumulators in all with
@@ -303,12 +376,24 @@ void attend_heads(const float* q, const T* k, const T* v, int64_t stride, int64_
     for (int h = 0; h < kHeads; ++h)
       if (run_max[h] == -INFINITY) std::fill(out + h * head_dim, out + (h + 1) * head_dim, 0.0f);
   }
-  for (int64_t c = 0; c < n_pos; c += kAttendChunk) {
-    const int64_t n = std::min(kAttendChunk, n_pos - c);
-    const T *kc = k + c * stride, *vc = v + c * stride;
-    int64_t j = 0;
-    for (; j + kPos <= n; j += kPos) score_keys<S, T, kHeads, kPos>(q, kc, vc, stride, j, p_stride, head_dim, scale, scores);
-    for (; j < n; ++j) score_keys<S, T, kHeads, 1>(q, kc, vc, stride, j, p_stride, head_dim, scale, scores);
+  for (int64_t c = 0, n; c < n_pos; c += n) {
+    n = std::min(kAttendChunk - (k_skip + c) % kAttendChunk, n_pos - c);
+    const T* vc = v + c * stride;
+    if constexpr (kSlabs) {
+      // Slab positions (counted from k's first slab) [c + k_skip, that + n).
+      const int64_t first = c + k_skip, last = first + n;
+      for (int64_t s0 = first / kKeySlab * kKeySlab; s0 < last; s0 += kKeySlab) {
+        const int64_t lo = std::max(first, s0) - s0, hi = std::min(last, s0 + kKeySlab) - s0;
+        const T* slab = k + s0 / kKeySlab * kKeySlab * stride;
+        score_slab<S, kHeads>(q, slab, head_dim, scale, lo, hi, scores, p_stride, s0 - first, slab + kKeySlab * stride,
+                              v + std::max<int64_t>(0, s0 - k_skip) * stride);
+      }
+    } else {
+      const T* kc = k + c * stride;
+      int64_t j = 0;
+      for (; j + kPos <= n; j += kPos) score_keys<S, T, kHeads, kPos>(q, kc, vc, stride, j, p_stride, head_dim, scale, scores);
+      for (; j < n; ++j) score_keys<S, T, kHeads, 1>(q, kc, vc, stride, j, p_stride, head_dim, scale, scores);
+    }
     for (int h = 0; h < kHeads; ++h) {
       const auto [m, s] = exp_shifted<S>(scores + h * p_stride, n, run_max[h]);
       alpha[h] = m == run_max[h] ? 1.0f : std::exp(run_max[h] - m);  // 0 after -inf
@@ -337,8 +422,8 @@ void attend_heads(const float* q, const T* k, const T* v, int64_t stride, int64_
 
 // Groups of 8, 4 or 2 heads share their loads, then a single head if one is left.
 template <class S, class T>
-void attend_group(const float* q, int64_t heads, const T* k, const T* v, int64_t stride, int64_t n_pos,
-                  int64_t head_dim, float scale, float* scores, float* out, float* part) {
+void attend_group(const float* q, int64_t heads, const T* k, int64_t k_skip, const T* v, int64_t stride,
+                  int64_t n_pos, int64_t head_dim, float scale, float* scores, float* out, float* part) {
   for (int64_t h = 0; h < heads;) {
     const int64_t left = heads - h;
     const float* qh = q + h * head_dim;
@@ -346,13 +431,13 @@ void attend_group(const float* q, int64_t heads, const T* k, const T* v, int64_t
     float* oh = out + h * head_dim;
     float* ph = part != nullptr ? part + 2 * h : nullptr;
     if (left >= 8) {
-      attend_heads<S, T, 8>(qh, k, v, stride, n_pos, head_dim, scale, sh, oh, ph), h += 8;
+      attend_heads<S, T, 8>(qh, k, k_skip, v, stride, n_pos, head_dim, scale, sh, oh, ph), h += 8;
     } else if (left >= 4) {
-      attend_heads<S, T, 4>(qh, k, v, stride, n_pos, head_dim, scale, sh, oh, ph), h += 4;
+      attend_heads<S, T, 4>(qh, k, k_skip, v, stride, n_pos, head_dim, scale, sh, oh, ph), h += 4;
     } else if (left >= 2) {
-      attend_heads<S, T, 2>(qh, k, v, stride, n_pos, head_dim, scale, sh, oh, ph), h += 2;
+      attend_heads<S, T, 2>(qh, k, k_skip, v, stride, n_pos, head_dim, scale, sh, oh, ph), h += 2;
     } else {
-      attend_heads<S, T, 1>(qh, k, v, stride, n_pos, head_dim, scale, sh, oh, ph), h += 1;
+      attend_heads<S, T, 1>(qh, k, k_skip, v, stride, n_pos, head_dim, scale, sh, oh, ph), h += 1;
     }
   }
 }
@@ -398,11 +483,23 @@ void group_sums_i8(const int8_t* q, int64_t n, int64_t group, int32_t* out) {
   for (int64_t g = 0; g < n / group; ++g) out[g] = S::sum_i8(q + g * group, group);
 }
 
+// The table's two entries: k in slabs (f16) and in rows (f32).
+template <class S>
+void attend_f16(const float* q, int64_t heads, const uint16_t* k, int64_t k_skip, const uint16_t* v, int64_t stride,
+                int64_t n_pos, int64_t head_dim, float scale, float* scores, float* out, float* part) {
+  attend_group<S, uint16_t>(q, heads, k, k_skip, v, stride, n_pos, head_dim, scale, scores, out, part);
+}
+template <class S>
+void attend_f32(const float* q, int64_t heads, const float* k, const float* v, int64_t stride, int64_t n_pos,
+                int64_t head_dim, float scale, float* scores, float* out, float* part) {
+  attend_group<S, float>(q, heads, k, 0, v, stride, n_pos, head_dim, scale, scores, out, part);
+}
+
 template <class S>
 VectorOps make_vector_ops() {
   return {S::kName,          rms_norm<S>,      rope_rotate<S>,         softmax<S>,
           silu_gate<S>,      relu2_gate<S>,    add<S>,                 scale<S>,
-          to_f16<S>,         attend_group<S, uint16_t>, attend_group<S, float>, attend_block<S, uint16_t>,
+          to_f16<S>,         attend_f16<S>,    attend_f32<S>,          attend_block<S, uint16_t>,
           attend_block<S, float>, quantize_absmax<S>, group_sums_i8<S>,
           log_sum_exp<S>};
 }

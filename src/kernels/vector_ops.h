@@ -12,14 +12,30 @@
 
 namespace lowbit {
 
+// An f16 cache holds k in slabs of kKeySlab positions, each slab d-major: the
+// kKeySlab positions' element d side by side, [head_dim][kKeySlab], the slab
+// kKeySlab * stride elements long (stride: a row's length in the row layout,
+// >= head_dim). A decode step's scores then take one FMA per lanes of
+// positions and no horizontal sums: in L2 5.6-5.9 ns a position and KV head
+// of the 2B-4T shape against 16.5-17.2 for rows (docs/performance.md,
+// "Session 43"). v stays in rows (its weighted sum broadcasts the weights).
+// The f32 cache keeps both in rows.
+inline constexpr int64_t kKeySlab = 32;
+// Element d of position j of a run of slabs that starts at a slab's start.
+inline constexpr int64_t key_slab_offset(int64_t j, int64_t d, int64_t stride) {
+  return j / kKeySlab * kKeySlab * stride + d * kKeySlab + j % kKeySlab;
+}
+
 // A block of query rows for VectorOps::attend_block_*: `tokens` tokens of one
 // sequence, `heads` query heads each, sharing one KV head (prefill's queries).
 // Row (i, h) has its query at q + i * q_stride + h * head_dim, attends to the
 // cached positions 0 .. positions[i], and writes its output to
-// out + i * out_stride + h * head_dim. Row j of k and v is at
+// out + i * out_stride + h * head_dim. Row j of v (and of k in f32) is at
 // (j / kv_block_rows) * kv_block_stride + (j % kv_block_rows) * kv_stride: the
 // cache holds positions in blocks (kv_block_rows a multiple of
-// kAttendBlockChunk; by default one block). tokens * heads <= kAttendBlockRows.
+// kAttendBlockChunk; by default one block); an f16 k is in slabs from each
+// block's start (key_slab_offset with kv_stride). tokens * heads <=
+// kAttendBlockRows.
 struct AttendBlock {
   const float* q;
   int64_t q_stride;
@@ -58,7 +74,9 @@ struct VectorOps {
   // y[i] = fp16(x[i]), round to nearest even.
   void (*to_f16)(const float* x, uint16_t* y, int64_t n);
   // `heads` query heads that share one KV head (grouped-query attention), over
-  // n_pos cached positions (row j of k / v at j * stride). For each head h
+  // n_pos cached positions (row j of k / v at j * stride; attend_f16's k in
+  // slabs, position j at key_slab_offset(k_skip + j, d, stride) of k, which
+  // is a slab's start, k_skip < kKeySlab). For each head h
   // (q_h = q + h * head_dim): scores_h[j] = q_h . k_j * scale, softmax,
   // out_h = sum_j scores_h[j] v_j. scores: [heads][n_pos] scratch; out:
   // [heads][head_dim]. The heads of a group read each k_j and v_j once.
@@ -70,8 +88,9 @@ struct VectorOps {
   // out_h left unnormalized (divide by l for the attention). Pieces taken this
   // way may go in any order; pieces started apart from (-inf, 0) combine with
   // merge_attention_parts (model/ops.h).
-  void (*attend_f16)(const float* q, int64_t heads, const uint16_t* k, const uint16_t* v, int64_t stride,
-                     int64_t n_pos, int64_t head_dim, float scale, float* scores, float* out, float* part);
+  void (*attend_f16)(const float* q, int64_t heads, const uint16_t* k, int64_t k_skip, const uint16_t* v,
+                     int64_t stride, int64_t n_pos, int64_t head_dim, float scale, float* scores, float* out,
+                     float* part);
   void (*attend_f32)(const float* q, int64_t heads, const float* k, const float* v, int64_t stride, int64_t n_pos,
                      int64_t head_dim, float scale, float* scores, float* out, float* part);
   // Causal attention of a block of rows (AttendBlock), each row as

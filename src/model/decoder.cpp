@@ -193,7 +193,8 @@ void Decoder::make_input(float* out, int64_t n, int64_t dim, bool int8, Function
   act_.make_rows(pool_, int8, make);
 }
 
-// RoPE on q and k, then each row's k and v into its sequence's cache at its position.
+// RoPE on q and k, then each row's k and v into its sequence's cache at its
+// position (an f16 k into its slab: key_slab_offset).
 void Decoder::store_kv(int64_t layer, int64_t n) {
   const ModelConfig& c = model_.config();
   const int64_t Q = c.q_dim(), KV = c.kv_dim(), half = c.n_rot / 2;
@@ -205,12 +206,19 @@ void Decoder::store_kv(int64_t layer, int64_t n) {
       ops_.rope_rotate(q_.data() + t * Q, c.n_head, c.head_dim, c.n_rot, cos, sin, interleaved);
       ops_.rope_rotate(k_.data() + t * KV, c.n_head_kv, c.head_dim, c.n_rot, cos, sin, interleaved);
       for (int64_t g = 0; g < c.n_head_kv; ++g) {
-        const int64_t at = cache_offset(row_seq_[static_cast<size_t>(t)], layer, g, row_pos_[static_cast<size_t>(t)]);
+        const int64_t seq = row_seq_[static_cast<size_t>(t)], pos = row_pos_[static_cast<size_t>(t)];
+        const int64_t at = cache_offset(seq, layer, g, pos);
         const float* kt = k_.data() + t * KV + g * c.head_dim;
         const float* vt = v_.data() + t * KV + g * c.head_dim;
         if (kv_type_ == KvCacheType::F16) {
-          ops_.to_f16(kt, k_cache16_.data() + at, c.head_dim);
           ops_.to_f16(vt, v_cache16_.data() + at, c.head_dim);
+          uint16_t* slab = k_cache16_.data() + cache_offset(seq, layer, g, pos - pos % kKeySlab) + pos % kKeySlab;
+          uint16_t piece[256];
+          for (int64_t d0 = 0; d0 < c.head_dim; d0 += 256) {
+            const int64_t nd = std::min<int64_t>(256, c.head_dim - d0);
+            ops_.to_f16(kt + d0, piece, nd);
+            for (int64_t d = 0; d < nd; ++d) slab[(d0 + d) * kKeySlab] = piece[d];
+          }
         } else {
           std::copy_n(kt, c.head_dim, k_cache32_.data() + at);
           std::copy_n(vt, c.head_dim, v_cache32_.data() + at);
@@ -293,8 +301,9 @@ void Decoder::attend_range(int64_t layer, int64_t t, int64_t g0, int64_t g1, int
       float* p = part + (g - g0) * group * 2;
       const int64_t at = cache_offset(seq, layer, g, from);
       if (kv_type_ == KvCacheType::F16) {
-        ops_.attend_f16(q, group, k_cache16_.data() + at, v_cache16_.data() + at, Dh, to - from, Dh, scale, scratch,
-                        o, p);
+        const int64_t k_at = cache_offset(seq, layer, g, from - from % kKeySlab);  // the slab holding `from`
+        ops_.attend_f16(q, group, k_cache16_.data() + k_at, from % kKeySlab, v_cache16_.data() + at, Dh, to - from, Dh,
+                        scale, scratch, o, p);
       } else {
         ops_.attend_f32(q, group, k_cache32_.data() + at, v_cache32_.data() + at, Dh, to - from, Dh, scale, scratch,
                         o, p);

@@ -87,6 +87,8 @@ class Decoder {
   // Offset of KV head g's row at position pos of (seq, layer) in the KV
   // cache. Within a block of kv_block_ positions a head's rows follow each
   // other, head_dim apart; the next block's are kv_block_stride() further.
+  // An f16 k is in slabs instead (key_slab_offset): at a multiple of kKeySlab
+  // this is where that position's slab starts.
   int64_t cache_offset(int64_t seq, int64_t layer, int64_t g, int64_t pos) const;
   int64_t kv_block_stride() const;
   void matmul(const Linear& l, const ActivationBatch& in, float* y);
@@ -176,7 +178,8 @@ class Decoder {
   AlignedBuffer<float> rope_cos_, rope_sin_;  // [B][n_rot / 2] for the batch's positions
   ActivationBatch act_;          // shared int8 quantization of xn_ / gate_
   // KV cache, [seq][layer][block][KV head][kv_block_][head_dim], in f16 (or
-  // f32): each head's rows of a block contiguous (cache_offset).
+  // f32): each head's rows of a block contiguous (cache_offset); an f16 k
+  // [kv_block_ / kKeySlab][head_dim][kKeySlab] in each head's place.
   AlignedBuffer<uint16_t> k_cache16_, v_cache16_;
   AlignedBuffer<float> k_cache32_, v_cache32_;
 };

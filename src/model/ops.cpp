@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <utility>
 
 #include "core/half.h"
@@ -78,12 +79,13 @@ namespace {
 inline float to_float(float v) { return v; }
 inline float to_float(uint16_t h) { return fp16_to_float(h); }
 
-template <class T>
-void attend(const float* q, const T* k, const T* v, int64_t stride, int64_t n_pos, int64_t head_dim, float scale,
+// key(j, d): element d of position j's k.
+template <class T, class Key>
+void attend(const float* q, Key key, const T* v, int64_t stride, int64_t n_pos, int64_t head_dim, float scale,
             float* scores, float* out, float* part) {
   for (int64_t j = 0; j < n_pos; ++j) {
     float dot = 0;
-    for (int64_t d = 0; d < head_dim; ++d) dot += q[d] * to_float(k[j * stride + d]);
+    for (int64_t d = 0; d < head_dim; ++d) dot += q[d] * to_float(key(j, d));
     scores[j] = dot * scale;
   }
   if (part == nullptr) {
@@ -113,9 +115,14 @@ void attend_block(const AttendBlock& b, const T* k, const T* v, float* /*scratch
   const auto row = [&](const T* base, int64_t j) {
     return base + j / b.kv_block_rows * b.kv_block_stride + j % b.kv_block_rows * b.kv_stride;
   };
+  const auto key = [&](int64_t j, int64_t d) {  // f16: slabs from each block's start
+    const int64_t block = j / b.kv_block_rows * b.kv_block_stride;
+    if constexpr (std::is_same_v<T, uint16_t>) return k[block + key_slab_offset(j % b.kv_block_rows, d, b.kv_stride)];
+    return k[block + j % b.kv_block_rows * b.kv_stride + d];
+  };
   const auto score = [&](const float* q, int64_t j) {
     float dot = 0;
-    for (int64_t d = 0; d < Dh; ++d) dot += q[d] * to_float(row(k, j)[d]);
+    for (int64_t d = 0; d < Dh; ++d) dot += q[d] * to_float(key(j, d));
     return dot * b.scale;
   };
   for (int64_t i = 0; i < b.tokens; ++i) {
@@ -151,17 +158,19 @@ void to_f16(const float* x, uint16_t* y, int64_t n) {
 
 }  // namespace
 
-void attend_f16(const float* q, int64_t heads, const uint16_t* k, const uint16_t* v, int64_t stride, int64_t n_pos,
-                int64_t head_dim, float scale, float* scores, float* out, float* part) {
+void attend_f16(const float* q, int64_t heads, const uint16_t* k, int64_t k_skip, const uint16_t* v, int64_t stride,
+                int64_t n_pos, int64_t head_dim, float scale, float* scores, float* out, float* part) {
+  const auto key = [&](int64_t j, int64_t d) { return k[key_slab_offset(k_skip + j, d, stride)]; };
   for (int64_t h = 0; h < heads; ++h)
-    attend(q + h * head_dim, k, v, stride, n_pos, head_dim, scale, scores + h * n_pos, out + h * head_dim,
+    attend(q + h * head_dim, key, v, stride, n_pos, head_dim, scale, scores + h * n_pos, out + h * head_dim,
            part != nullptr ? part + 2 * h : nullptr);
 }
 
 void attend_f32(const float* q, int64_t heads, const float* k, const float* v, int64_t stride, int64_t n_pos,
                 int64_t head_dim, float scale, float* scores, float* out, float* part) {
+  const auto key = [&](int64_t j, int64_t d) { return k[j * stride + d]; };
   for (int64_t h = 0; h < heads; ++h)
-    attend(q + h * head_dim, k, v, stride, n_pos, head_dim, scale, scores + h * n_pos, out + h * head_dim,
+    attend(q + h * head_dim, key, v, stride, n_pos, head_dim, scale, scores + h * n_pos, out + h * head_dim,
            part != nullptr ? part + 2 * h : nullptr);
 }
 

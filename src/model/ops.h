@@ -37,11 +37,12 @@ void silu_gate(float* gate, const float* up, int64_t n);
 void relu2_gate(float* gate, const float* up, int64_t n);
 
 // `heads` query heads (q + h * head_dim) over n_pos cached positions of the KV
-// head they share (row j of k and v at j * stride): per head,
+// head they share (row j of k and v at j * stride; attend_f16's k in slabs,
+// position j's at key_slab_offset(k_skip + j, d, stride) of k): per head,
 // softmax(q_h . k_j * scale) weighted sum of the v_j into out + h * head_dim.
 // scores: [heads][n_pos] scratch. part: as VectorOps::attend_f16's.
-void attend_f16(const float* q, int64_t heads, const uint16_t* k, const uint16_t* v, int64_t stride, int64_t n_pos,
-                int64_t head_dim, float scale, float* scores, float* out, float* part = nullptr);
+void attend_f16(const float* q, int64_t heads, const uint16_t* k, int64_t k_skip, const uint16_t* v, int64_t stride,
+                int64_t n_pos, int64_t head_dim, float scale, float* scores, float* out, float* part = nullptr);
 void attend_f32(const float* q, int64_t heads, const float* k, const float* v, int64_t stride, int64_t n_pos,
                 int64_t head_dim, float scale, float* scores, float* out, float* part = nullptr);
 

@@ -172,12 +172,34 @@ AttentionInputs attention_inputs(int64_t heads, int64_t head_dim, int64_t n_pos,
   return a;
 }
 
+// k rows (row j at j * stride) as an f16 cache holds them (vector_ops.h):
+// slabs of kKeySlab positions, d-major (key_slab_offset), position j at slab
+// position skip + j; in blocks of block_rows positions (a multiple of
+// kKeySlab) block_stride apart when given. The slots no position fills hold
+// NaN, which a kernel reading them into a result would carry there.
+std::vector<uint16_t> key_slabs(const std::vector<uint16_t>& rows, int64_t n_pos, int64_t stride, int64_t skip = 0,
+                                int64_t block_rows = INT64_MAX, int64_t block_stride = 0) {
+  const int64_t slab = kKeySlab * stride;
+  const int64_t blocks = block_rows == INT64_MAX ? 1 : (n_pos + block_rows - 1) / block_rows;
+  const int64_t last = block_rows == INT64_MAX ? skip + n_pos : n_pos - (blocks - 1) * block_rows;
+  std::vector<uint16_t> slabs(static_cast<size_t>((blocks - 1) * block_stride + (last + kKeySlab - 1) / kKeySlab * slab),
+                              uint16_t{0x7e00});
+  for (int64_t j = 0; j < n_pos; ++j) {
+    const int64_t at = block_rows == INT64_MAX ? 0 : j / block_rows * block_stride;
+    const int64_t i = block_rows == INT64_MAX ? skip + j : j % block_rows;
+    for (int64_t d = 0; d < stride; ++d)
+      slabs[static_cast<size_t>(at + key_slab_offset(i, d, stride))] = rows[static_cast<size_t>(j * stride + d)];
+  }
+  return slabs;
+}
+
 // The scalar attention of all n_pos positions (scale 1 / sqrt(head_dim)).
 void scalar_attention(const AttentionInputs& a, bool f16, int64_t heads, int64_t head_dim, int64_t n_pos,
                       int64_t stride, float* scores, float* out) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   if (f16) {
-    attend_f16(a.q.data(), heads, a.k16.data(), a.v16.data(), stride, n_pos, head_dim, scale, scores, out);
+    attend_f16(a.q.data(), heads, key_slabs(a.k16, n_pos, stride).data(), 0, a.v16.data(), stride, n_pos, head_dim,
+               scale, scores, out);
   } else {
     attend_f32(a.q.data(), heads, a.k32.data(), a.v32.data(), stride, n_pos, head_dim, scale, scores, out);
   }
@@ -188,8 +210,9 @@ void attention_piece(const VectorOps& ops, const AttentionInputs& a, bool f16, i
                      int64_t first, int64_t last, int64_t stride, float* scores, float* out, float* part) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   if (f16) {
-    ops.attend_f16(a.q.data(), heads, a.k16.data() + first * stride, a.v16.data() + first * stride, stride,
-                   last - first, head_dim, scale, scores, out, part);
+    const std::vector<uint16_t> slabs = key_slabs(a.k16, static_cast<int64_t>(a.k16.size()) / stride, stride);
+    ops.attend_f16(a.q.data(), heads, slabs.data() + first / kKeySlab * kKeySlab * stride, first % kKeySlab,
+                   a.v16.data() + first * stride, stride, last - first, head_dim, scale, scores, out, part);
   } else {
     ops.attend_f32(a.q.data(), heads, a.k32.data() + first * stride, a.v32.data() + first * stride, stride,
                    last - first, head_dim, scale, scores, out, part);
@@ -210,11 +233,14 @@ TEST(VectorOps, AttentionMatchesScalar) {
           std::vector<float> scores(static_cast<size_t>(heads * n_pos));
           std::vector<float> want(static_cast<size_t>(heads * head_dim)), got(want.size());
           const std::string what = cat(ops->isa, " heads ", heads, " head_dim ", head_dim, " n_pos ", n_pos);
-          attend_f16(q.data(), heads, k16.data(), v16.data(), stride, n_pos, head_dim, scale, scores.data(),
-                     want.data());
-          ops->attend_f16(q.data(), heads, k16.data(), v16.data(), stride, n_pos, head_dim, scale, scores.data(),
-                          got.data(), nullptr);
-          expect_close(got, want, 1e-5, what + " attend_f16");
+          for (int64_t skip : {0, 1, 31}) {  // where the first position lies in its slab
+            const std::vector<uint16_t> slabs = key_slabs(k16, n_pos, stride, skip);
+            attend_f16(q.data(), heads, slabs.data(), skip, v16.data(), stride, n_pos, head_dim, scale, scores.data(),
+                       want.data());
+            ops->attend_f16(q.data(), heads, slabs.data(), skip, v16.data(), stride, n_pos, head_dim, scale,
+                            scores.data(), got.data(), nullptr);
+            expect_close(got, want, 1e-5, cat(what, " attend_f16, ", skip, " slab positions skipped"));
+          }
           attend_f32(q.data(), heads, k32.data(), v32.data(), stride, n_pos, head_dim, scale, scores.data(),
                      want.data());
           ops->attend_f32(q.data(), heads, k32.data(), v32.data(), stride, n_pos, head_dim, scale, scores.data(),
@@ -354,14 +380,16 @@ TEST(VectorOps, BlockAttentionMatchesEachRowAlone) {
       blocked.kv_block_stride = kAttendBlockChunk * stride + 5;
       const int64_t n_blocks = (n_pos + kAttendBlockChunk - 1) / kAttendBlockChunk;
       std::vector<float> k32b(static_cast<size_t>(n_blocks * blocked.kv_block_stride)), v32b(k32b);
-      std::vector<uint16_t> k16b(k32b.size()), v16b(k32b.size());
+      std::vector<uint16_t> v16b(k32b.size());
       for (int64_t j = 0; j < n_pos; ++j) {
         const int64_t at = j / kAttendBlockChunk * blocked.kv_block_stride + j % kAttendBlockChunk * stride;
         std::copy_n(k32.begin() + j * stride, stride, k32b.begin() + at);
         std::copy_n(v32.begin() + j * stride, stride, v32b.begin() + at);
-        std::copy_n(k16.begin() + j * stride, stride, k16b.begin() + at);
         std::copy_n(v16.begin() + j * stride, stride, v16b.begin() + at);
       }
+      const std::vector<uint16_t> k16s = key_slabs(k16, n_pos, stride);
+      const std::vector<uint16_t> k16b =
+          key_slabs(k16, n_pos, stride, 0, blocked.kv_block_rows, blocked.kv_block_stride);
       for (const bool f16 : {true, false}) {
         const std::string what = cat(ops->isa, f16 ? " f16" : " f32", " head_dim ", c.head_dim, " heads ", c.heads,
                                      " tokens ", c.tokens, " from position ", c.first);
@@ -369,14 +397,15 @@ TEST(VectorOps, BlockAttentionMatchesEachRowAlone) {
           const float* qi = q.data() + i * q_stride;
           float* out = want.data() + i * out_stride;
           if (f16) {
-            attend_f16(qi, c.heads, k16.data(), v16.data(), stride, positions[i] + 1, c.head_dim, scale, scores.data(), out);
+            attend_f16(qi, c.heads, k16s.data(), 0, v16.data(), stride, positions[i] + 1, c.head_dim, scale,
+                       scores.data(), out);
           } else {
             attend_f32(qi, c.heads, k32.data(), v32.data(), stride, positions[i] + 1, c.head_dim, scale, scores.data(), out);
           }
         }
         std::fill(got.begin(), got.end(), -1.0f);
         if (f16) {
-          ops->attend_block_f16(block, k16.data(), v16.data(), scratch.data());
+          ops->attend_block_f16(block, k16s.data(), v16.data(), scratch.data());
         } else {
           ops->attend_block_f32(block, k32.data(), v32.data(), scratch.data());
         }
@@ -438,11 +467,12 @@ TEST(VectorOps, BlockAttentionAtF16Extremes) {
              : rng.uniform() < 0.3  ? pick(wide)
                                     : float_to_fp16(static_cast<float>(rng.normal()));
     }
+    k = key_slabs(k, n_pos, stride);  // as the f16 cache holds k
     const int64_t q_stride = heads * head_dim;
     const std::vector<float>& qs = values == kSharp ? q_sharp : q;
     std::vector<float> want(q.size()), got(q.size()), scores(static_cast<size_t>(heads * n_pos));
     for (int64_t i = 0; i < tokens; ++i)
-      attend_f16(qs.data() + i * q_stride, heads, k.data(), v.data(), stride, positions[static_cast<size_t>(i)] + 1,
+      attend_f16(qs.data() + i * q_stride, heads, k.data(), 0, v.data(), stride, positions[static_cast<size_t>(i)] + 1,
                  head_dim, scale, scores.data(), want.data() + i * q_stride);
     double largest = 0;
     for (float w : want) largest = std::max(largest, std::fabs(static_cast<double>(w)));

@@ -25,7 +25,7 @@
 //   out^T [R / 16][Dv][16] float, loaded into C tiles and stored per chunk,
 //        since the online softmax rescales rows between chunks.
 // Per chunk of C positions, made once for all the rows:
-//   K    A tiles [2][C / 16 position groups][Dp / 32]: rows as cached;
+//   K    A tiles [2][C / 16 position groups][Dp / 32]: a row per position (the cache's slabs transposed);
 //   V^T  A tiles [2][Dv / 16 dim groups][C / 32 position steps]: transposed.
 // Per row tile and chunk: S^T [C][16] float (two: the softmax reads one while
 // the next row tile's products fill the other), and P^T B tiles [3][C / 32],
@@ -239,14 +239,25 @@ void weigh_tiles(const uint16_t* p, const uint16_t* v, int64_t v_piece, int64_t 
   for (int64_t j0 = 0; j0 < n_pos; j0 += C) {
     const int64_t chunk = std::min(C, n_pos - j0);
     const int64_t at = j0 / b.kv_block_rows * b.kv_block_stride + j0 % b.kv_block_rows * b.kv_stride;
-    // K as cached, a row per position: hi and lo pieces of each 32-dim step.
+    // K a row per position: hi and lo pieces of each 32-dim step, each
+    // 16-position group's 32 dims two 16 x 16 transposes of its slab (the
+    // chunk starts a slab; key_slab_offset), positions past the chunk zero.
     for (int g = 0; g < kGroups; ++g) {
+      const uint16_t* slab = k + at + 16 * g / kKeySlab * kKeySlab * b.kv_stride + 16 * g % kKeySlab;
       for (int64_t s = 0; s < steps; ++s) {
+        __m512 t[2][16];
+        for (int h = 0; h < 2; ++h) {
+          for (int e = 0; e < 16; ++e) {
+            const int64_t d = 32 * s + 16 * h + e;
+            t[h][e] = load_or_zero(slab + d * kKeySlab, d < Dh && 16 * g < chunk ? 16 : 0);
+          }
+          S::transpose(t[h]);
+        }
         uint16_t* tile = ka + (g * steps + s) * kTile;
         for (int i = 0; i < 16; ++i) {
-          const int64_t j = 16 * g + i, d = 32 * s, n = j < chunk ? Dh - d : 0;
-          const uint16_t* kr = k + at + j * b.kv_stride + d;
-          store_f16_pieces(load_or_zero(kr, n), load_or_zero(kr + 16, n - 16), tile + 32 * i, k_piece);
+          const bool real = 16 * g + i < chunk;
+          store_f16_pieces(real ? t[0][i] : _mm512_setzero_ps(), real ? t[1][i] : _mm512_setzero_ps(), tile + 32 * i,
+                           k_piece);
         }
       }
     }
