@@ -28,7 +28,7 @@
 #include "core/timer.h"
 #include "kernels/dispatch.h"
 #include "kernels/read_bandwidth.h"
-#include "random_weights.h"
+#include "tools/bench_weights.h"
 
 namespace lowbit {
 namespace {
@@ -69,7 +69,7 @@ void BM_DecodeChainI2sMatrices(benchmark::State& state) {
     HugePageScope huge_pages;
     for (int l = 0; l < kLayers; ++l)
       for (const Shape& s : kLayerShapes) {
-        const std::vector<uint8_t> i2s = bench::random_i2s(s.n, s.k, rng);
+        const std::vector<uint8_t> i2s = tools::random_i2s(s.n, s.k, rng);
         for (size_t i = 0; i < kernels.size(); ++i) {
           mats[i].push_back(make_matmul({"chain", GgmlType::I2_S, s.n, s.k, i2s.data()}, kernels[i], pool));
           kernel_bytes[i] += static_cast<double>(mats[i].back()->weight_bytes());

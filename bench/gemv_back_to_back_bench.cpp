@@ -10,7 +10,7 @@
 #include "core/rng.h"
 #include "core/thread_pool.h"
 #include "kernels/dispatch.h"
-#include "random_weights.h"
+#include "tools/bench_weights.h"
 
 namespace lowbit {
 namespace {
@@ -34,7 +34,7 @@ void BM_TernaryGemvBackToBack(benchmark::State& state, const char* kernel) {
   const int threads = static_cast<int>(state.range(2));
   ThreadPool pool(threads);
   Rng rng(1);
-  const std::vector<uint8_t> bytes = bench::random_i2s(n, k, rng);
+  const std::vector<uint8_t> bytes = tools::random_i2s(n, k, rng);
   std::unique_ptr<Matmul> m;
   {
     HugePageScope huge_pages;

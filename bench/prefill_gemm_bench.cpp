@@ -18,7 +18,7 @@
 #include "kernels/i2s_tile_dots.h"
 #include "kernels/i2s_tiles.h"
 #include "kernels/spanned_tiles.h"
-#include "random_weights.h"
+#include "tools/bench_weights.h"
 
 namespace lowbit {
 namespace {
@@ -112,7 +112,7 @@ void BM_I2sPrefillAmx(benchmark::State& state) {
 void BM_I2sPrefillReference(benchmark::State& state) {
   const int64_t n = state.range(0), k = state.range(1);
   Rng rng(1);
-  const std::vector<uint8_t> bytes = bench::random_i2s(n, k, rng);
+  const std::vector<uint8_t> bytes = tools::random_i2s(n, k, rng);
   ThreadPool pool(1);
   const auto m = make_reference_matmul({"bench", GgmlType::I2_S, n, k, bytes.data()});
   std::vector<float> x(static_cast<size_t>(kTokens * k)), y(static_cast<size_t>(kTokens * n));

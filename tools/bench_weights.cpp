@@ -9,13 +9,17 @@
 namespace lowbit::tools {
 
 // A third each of -1, 0, +1.
-std::vector<uint8_t> random_i2s(int64_t rows, int64_t cols, uint64_t seed) {
-  Rng rng(seed);
+std::vector<uint8_t> random_i2s(int64_t rows, int64_t cols, Rng& rng) {
   std::vector<int8_t> t(static_cast<size_t>(rows * cols));
   for (auto& v : t) v = static_cast<int8_t>(static_cast<int>(rng.below(3)) - 1);
   std::vector<uint8_t> bytes(static_cast<size_t>(rows * cols / 4 + kI2STrailerBytes));
   pack_i2s(t.data(), rows * cols, 1.0f, bytes.data());
   return bytes;
+}
+
+std::vector<uint8_t> random_i2s(int64_t rows, int64_t cols, uint64_t seed) {
+  Rng rng(seed);
+  return random_i2s(rows, cols, rng);
 }
 
 // Random bytes, then the scales: the block's first two bytes, and Q4_K and

@@ -1,16 +1,19 @@
 // Random weights in file formats for the kernel timing tools (`lowbit
-// bench-gemv`, `lowbit roofline`): valid tensors of any shape, made in memory.
+// bench-gemv`, `lowbit roofline`) and the kernel benchmarks (bench/): valid
+// tensors of any shape, made in memory.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "core/ggml_types.h"
+#include "core/rng.h"
 
 namespace lowbit::tools {
 
 // An I2_S tensor's bytes (trailer included): uniform random ternary values
-// (a third each of -1, 0, +1), scale 1.
+// (a third each of -1, 0, +1), scale 1; from rng's sequence or a seed's.
+std::vector<uint8_t> random_i2s(int64_t rows, int64_t cols, Rng& rng);
 std::vector<uint8_t> random_i2s(int64_t rows, int64_t cols, uint64_t seed);
 
 // A block format's bytes: random codes, and every fp16 scale (d, and dmin or
