@@ -212,12 +212,13 @@ void Decoder::store_kv(int64_t layer, int64_t n) {
         const float* vt = v_.data() + t * KV + g * c.head_dim;
         if (kv_type_ == KvCacheType::F16) {
           ops_.to_f16(vt, v_cache16_.data() + at, c.head_dim);
-          uint16_t* slab = k_cache16_.data() + cache_offset(seq, layer, g, pos - pos % kKeySlab) + pos % kKeySlab;
+          const int64_t in_block = pos % kv_block_;
+          uint16_t* block = k_cache16_.data() + cache_offset(seq, layer, g, pos - in_block);
           uint16_t piece[256];
           for (int64_t d0 = 0; d0 < c.head_dim; d0 += 256) {
             const int64_t nd = std::min<int64_t>(256, c.head_dim - d0);
             ops_.to_f16(kt + d0, piece, nd);
-            for (int64_t d = 0; d < nd; ++d) slab[(d0 + d) * kKeySlab] = piece[d];
+            for (int64_t d = 0; d < nd; ++d) block[key_slab_offset(in_block, d0 + d, c.head_dim)] = piece[d];
           }
         } else {
           std::copy_n(kt, c.head_dim, k_cache32_.data() + at);

@@ -243,7 +243,7 @@ void weigh_tiles(const uint16_t* p, const uint16_t* v, int64_t v_piece, int64_t 
     // 16-position group's 32 dims two 16 x 16 transposes of its slab (the
     // chunk starts a slab; key_slab_offset), positions past the chunk zero.
     for (int g = 0; g < kGroups; ++g) {
-      const uint16_t* slab = k + at + 16 * g / kKeySlab * kKeySlab * b.kv_stride + 16 * g % kKeySlab;
+      const uint16_t* slab = k + at + key_slab_offset(16 * g, 0, b.kv_stride);  // the group's first position
       for (int64_t s = 0; s < steps; ++s) {
         __m512 t[2][16];
         for (int h = 0; h < 2; ++h) {
