@@ -21,7 +21,7 @@ struct BenchMachine {
   std::string cpu;           // model name
   std::string features;      // cpu_features().describe()
   int hardware_threads = 0;
-  std::string date;          // "2026-11-28"
+  std::string date;          // "2026-11-28 08:29", local time (gemv_timing.h local_date_time)
 };
 
 // One stage of the forward pass (--profile).

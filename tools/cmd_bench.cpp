@@ -12,13 +12,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
 #include "bench_report.h"
 #include "command.h"
+#include "gemv_timing.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/timer.h"
@@ -344,10 +344,8 @@ int bench(const BenchOptions& o) {
   };
   std::vector<double> bandwidth = measure_bandwidth();
 
-  std::time_t now = std::time(nullptr);
-  char date[32];
-  std::strftime(date, sizeof date, "%Y-%m-%d", std::localtime(&now));
-  BenchReport report(o.format, {o.command_line, cpu_model_name(), cpu_features().describe(), hw, date}, o.interleave);
+  BenchReport report(o.format, {o.command_line, cpu_model_name(), cpu_features().describe(), hw, local_date_time()},
+                     o.interleave);
   report.begin(threads, bandwidth);
 
   const int64_t ctx = o.depth + o.n_prompt + o.n_gen + 1;

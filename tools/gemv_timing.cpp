@@ -41,12 +41,16 @@ void evict_caches(ThreadPool& pool) {
 
 }  // namespace
 
-void print_machine_and_date() {
+std::string local_date_time() {
   char date[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%d %H:%M", std::localtime(&now));
+  return date;
+}
+
+void print_machine_and_date() {
   std::printf("machine: %s, %u hardware threads; features: %s\ndate: %s\n", cpu_model_name().c_str(),
-              std::thread::hardware_concurrency(), cpu_features().describe().c_str(), date);
+              std::thread::hardware_concurrency(), cpu_features().describe().c_str(), local_date_time().c_str());
 }
 
 double seconds_per_matmul(const Matmul& m, const ActivationBatch& in, ThreadPool& pool, double min_seconds,

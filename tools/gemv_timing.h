@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/stats.h"
@@ -15,8 +16,12 @@
 
 namespace lowbit::tools {
 
+// Local time as "YYYY-MM-DD HH:MM": the stamp every measuring command prints
+// (on a host whose bandwidth moves by the minute, the minute matters).
+std::string local_date_time();
+
 // The lines both timing tools print above their tables: "machine: NAME, N
-// hardware threads; features: ..." and "date: YYYY-MM-DD HH:MM".
+// hardware threads; features: ..." and "date: " local_date_time().
 void print_machine_and_date();
 
 // Median seconds of m.forward(in, ...) on `pool`, over calls each preceded by a
