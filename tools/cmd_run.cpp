@@ -47,10 +47,17 @@ int run(const RunOptions& o) {
     std::fputs(o.prompt.c_str(), stdout);
     std::fflush(stdout);
   }
-  const GenerateResult r = generate_text(decoder, *lm.tokenizer, prompt, g, [](std::string_view text) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
+  GenerateResult r;
+  try {
+    r = generate_text(decoder, *lm.tokenizer, prompt, g, [](std::string_view text) {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      std::fflush(stdout);
+    });
+  } catch (...) {
+    std::fputs("\n", stdout);  // end the streamed line, so the error stands on its own
     std::fflush(stdout);
-  });
+    throw;
+  }
   std::fputs("\n", stdout);
   std::fflush(stdout);
   if (!o.dump_logits.empty()) write_logits_file(o.dump_logits, r.prompt_logits);

@@ -24,7 +24,20 @@ Sampler::Sampler(const SamplerParams& params, int64_t n_vocab)
 
 int32_t Sampler::sample(const float* logits, std::span<const int32_t> history) {
   candidates_.clear();
-  for (int64_t i = 0; i < n_vocab_; ++i) candidates_.push_back({static_cast<int32_t>(i), logits[i]});
+  bool finite_above = true;  // no NaN, no +inf (-inf is a logit that can never be drawn)
+  for (int64_t i = 0; i < n_vocab_; ++i) {
+    finite_above &= logits[i] < INFINITY;
+    candidates_.push_back({static_cast<int32_t>(i), logits[i]});
+  }
+  // A NaN orders nothing (std::sort with one is undefined behaviour) and a
+  // +inf makes every probability NaN: a sound model computes neither, so say
+  // so instead of drawing from garbage.
+  if (!finite_above) {
+    int64_t i = 0;
+    while (logits[i] < INFINITY) ++i;
+    fail("sampler: the logit of token ", i, " is ", logits[i],
+         ": the model computed a non-finite value (damaged weights, or activations out of float range)");
+  }
 
   const bool penalties =
       params_.repeat_penalty != 1.0f || params_.presence_penalty != 0 || params_.frequency_penalty != 0;

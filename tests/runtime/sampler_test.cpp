@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "core/error.h"
@@ -52,6 +53,28 @@ TEST(Sampler, GreedyTakesTheFirstLargest) {
   k1.top_k = 1;  // top-k 1 is greedy at any temperature
   Sampler t(k1, 4);
   for (int i = 0; i < 20; ++i) EXPECT_EQ(t.sample(l.data(), {}), 1);
+}
+
+// A NaN orders nothing and a +inf makes every probability NaN: both are
+// refused, naming the token, greedy or drawn. -inf is a logit never drawn.
+TEST(Sampler, RefusesNanAndPositiveInfinityNamingTheToken) {
+  for (float bad : {NAN, INFINITY}) {
+    const std::vector<float> logits = {0.5f, 1.0f, bad, 2.0f};
+    for (const SamplerParams& p : {greedy(), plain(3)}) {
+      Sampler s(p, 4);
+      try {
+        s.sample(logits.data(), {});
+        ADD_FAILURE() << "sampled from a logit of " << bad;
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("logit of token 2 is"), std::string::npos) << e.what();
+      }
+    }
+  }
+  const std::vector<float> logits = {0.5f, -INFINITY, 1.0f};
+  EXPECT_EQ(Sampler(greedy(), 3).sample(logits.data(), {}), 2);
+  const std::vector<double> f = frequencies(plain(5), logits, 2000);
+  EXPECT_EQ(f[1], 0.0);
+  EXPECT_GT(f[0], 0.2);
 }
 
 TEST(Sampler, PenaltiesLowerRecentTokens) {
