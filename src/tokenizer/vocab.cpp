@@ -1,5 +1,6 @@
 #include "tokenizer/vocab.h"
 
+#include <cmath>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -15,6 +16,10 @@ void validate_vocab(const Vocab& vocab, const std::string& source) {
     fail(source, ": ", vocab.scores.size(), " scores for ", n, " tokens (SentencePiece needs one per token)");
   if (vocab.kind == Vocab::Kind::Bpe && !vocab.scores.empty() && vocab.scores.size() != n)
     fail(source, ": ", vocab.scores.size(), " scores for ", n, " tokens");
+  // SentencePiece merges the highest-scoring pair first: a NaN score orders
+  // nothing, and the same text would tokenize differently by position.
+  for (size_t i = 0; i < vocab.scores.size(); ++i)
+    if (std::isnan(vocab.scores[i])) fail(source, ": the score of token ", i, " is NaN");
   const std::pair<const char*, int32_t> ids[] = {
       {"bos", vocab.bos}, {"eos", vocab.eos}, {"eot", vocab.eot}, {"unk", vocab.unk}, {"pad", vocab.pad}};
   for (const auto& [name, id] : ids) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <functional>
 
@@ -101,6 +102,9 @@ TEST(VocabGguf, ErrorsNameTheFileAndTheKey) {
   expect_read_error([](GgufWriter& w) { w.set_u32("tokenizer.ggml.bos_token_id", 600); }, "bos_token_id");
   expect_read_error([](GgufWriter& w) { w.set_f32_array("tokenizer.ggml.scores", {1.0f, 2.0f}); }, "scores");
   expect_read_error([](GgufWriter& w) { w.set_i32_array("tokenizer.ggml.token_type", {1}); }, "token_type");
+  std::vector<float> nan_score(600, 0.0f);
+  nan_score[7] = NAN;
+  expect_read_error([&](GgufWriter& w) { w.set_f32_array("tokenizer.ggml.scores", nan_score); }, "score of token 7 is NaN");
   expect_read_error([](GgufWriter& w) { w.set_i32_array("tokenizer.ggml.tokens", {1}); }, "tokenizer.ggml.tokens");
 
   GgufWriter no_vocab;
