@@ -78,9 +78,14 @@ void unpack_ternary_blocks(const uint8_t* row, int64_t cols, int8_t* t) {
 std::optional<TernaryScale> ternary_scale(const WeightView& w) {
   if (w.rows <= 0 || w.cols <= 0 || w.data == nullptr) return std::nullopt;
   switch (w.type) {
-    case GgmlType::I2_S:
+    case GgmlType::I2_S: {
       if (w.cols % 128 != 0) return std::nullopt;
-      return TernaryScale{1.0f, tensor_scale(w.type, w.data, w.rows * w.cols)};
+      const float scale = tensor_scale(w.type, w.data, w.rows * w.cols);
+      // Every output of the matrix is multiplied by it: a NaN or infinity
+      // there is damage, whichever kernel runs it.
+      if (!std::isfinite(scale)) fail("tensor ", w.name, " (I2_S): its scale is ", scale, ", not a finite number");
+      return TernaryScale{1.0f, scale};
+    }
     case GgmlType::TQ1_0:
     case GgmlType::TQ2_0:
       return shared_block_scale(w);

@@ -3,6 +3,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cfloat>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -72,6 +74,11 @@ std::vector<float> read_vector(const GgufFile& f, const std::string& name, int64
   const WeightFormat& fmt = weight_format(t.type);
   std::vector<float> v(static_cast<size_t>(n));
   fmt.dequantize_row(t.data, v.data(), n);
+  // One NaN or infinity in a norm or scale makes every logit NaN; these are
+  // small enough to check whole (the big matrices are not scanned).
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(v[static_cast<size_t>(i)]))
+      fail(f.path(), ": tensor '", name, "' element ", i, " is ", v[static_cast<size_t>(i)], " (a norm or scale must be finite)");
   return v;
 }
 
@@ -117,8 +124,17 @@ void Model::load_gguf(const LoadOptions& options, ThreadPool& pool) {
   c.n_head = static_cast<int64_t>(f.get_uint(p + "attention.head_count"));
   c.n_head_kv = static_cast<int64_t>(f.get_uint_opt(p + "attention.head_count_kv").value_or(c.n_head));
   c.n_ctx_train = static_cast<int64_t>(f.get_uint_opt(p + "context_length").value_or(0));
-  c.rope_theta = static_cast<float>(f.get_float_opt(p + "rope.freq_base").value_or(10000.0));
-  c.rms_eps = static_cast<float>(f.get_float_opt(p + "attention.layer_norm_rms_epsilon").value_or(1e-5));
+  // NaN, infinite or negative values here make every logit NaN (or the RoPE
+  // angles meaningless) without a word: refuse them, naming the key. Checked
+  // as read (a float64), before the float they become.
+  const auto positive_float = [&](const std::string& key, double fallback, bool zero_ok) {
+    const double v = f.get_float_opt(key).value_or(fallback);
+    if (!(std::isfinite(v) && std::abs(v) <= FLT_MAX && (v > 0 || (zero_ok && v == 0))))
+      fail(f.path(), ": ", key, " = ", v, " must be a finite float ", zero_ok ? ">= 0" : "above 0");
+    return static_cast<float>(v);
+  };
+  c.rope_theta = positive_float(p + "rope.freq_base", 10000.0, false);
+  c.rms_eps = positive_float(p + "attention.layer_norm_rms_epsilon", 1e-5, true);
   auto limit = [&](const char* what, int64_t v, int64_t max) {
     if (v <= 0 || v > max) fail(f.path(), ": ", p, what, " = ", v, " is outside 1..", max);
   };
@@ -132,8 +148,15 @@ void Model::load_gguf(const LoadOptions& options, ThreadPool& pool) {
   c.head_dim = static_cast<int64_t>(f.get_uint_opt(p + "attention.key_length").value_or(c.n_embd / c.n_head));
   limit("attention.key_length", c.head_dim, 1 << 12);
   c.n_rot = static_cast<int64_t>(f.get_uint_opt(p + "rope.dimension_count").value_or(c.head_dim));
-  if (c.n_rot <= 0 || c.n_rot > c.head_dim || c.n_rot % 2 != 0)
-    fail(f.path(), ": ", p, "rope.dimension_count = ", c.n_rot, " must be even and in 2..", c.head_dim);
+  if (c.n_rot <= 0 || c.n_rot > c.head_dim || c.n_rot % 2 != 0) {
+    // Name where the head size comes from: a bad head_count shows up here first.
+    const std::string head_dim_from = f.has(p + "attention.key_length")
+                                          ? p + "attention.key_length"
+                                          : "embedding_length " + std::to_string(c.n_embd) + " / head_count " +
+                                                std::to_string(c.n_head);
+    fail(f.path(), ": ", p, "rope.dimension_count = ", c.n_rot, " must be even and in 2..", c.head_dim,
+         " (the head size, from ", head_dim_from, ")");
+  }
 
   const bool bitnet = c.arch != Architecture::Llama;
   c.sub_norms = bitnet;
