@@ -76,9 +76,9 @@ std::vector<float> read_vector(const GgufFile& f, const std::string& name, int64
   fmt.dequantize_row(t.data, v.data(), n);
   // One NaN or infinity in a norm or scale makes every logit NaN; these are
   // small enough to check whole (the big matrices are not scanned).
-  for (int64_t i = 0; i < n; ++i)
-    if (!std::isfinite(v[static_cast<size_t>(i)]))
-      fail(f.path(), ": tensor '", name, "' element ", i, " is ", v[static_cast<size_t>(i)], " (a norm or scale must be finite)");
+  for (size_t i = 0; i < v.size(); ++i)
+    if (!std::isfinite(v[i]))
+      fail(f.path(), ": tensor '", name, "' element ", i, " is ", v[i], " (a norm or scale must be finite)");
   return v;
 }
 
@@ -127,14 +127,14 @@ void Model::load_gguf(const LoadOptions& options, ThreadPool& pool) {
   // NaN, infinite or negative values here make every logit NaN (or the RoPE
   // angles meaningless) without a word: refuse them, naming the key. Checked
   // as read (a float64), before the float they become.
-  const auto positive_float = [&](const std::string& key, double fallback, bool zero_ok) {
+  const auto finite_float = [&](const std::string& key, double fallback, bool zero_ok) {  // > 0 (>= 0 if zero_ok)
     const double v = f.get_float_opt(key).value_or(fallback);
     if (!(std::isfinite(v) && std::abs(v) <= FLT_MAX && (v > 0 || (zero_ok && v == 0))))
       fail(f.path(), ": ", key, " = ", v, " must be a finite float ", zero_ok ? ">= 0" : "above 0");
     return static_cast<float>(v);
   };
-  c.rope_theta = positive_float(p + "rope.freq_base", 10000.0, false);
-  c.rms_eps = positive_float(p + "attention.layer_norm_rms_epsilon", 1e-5, true);
+  c.rope_theta = finite_float(p + "rope.freq_base", 10000.0, false);
+  c.rms_eps = finite_float(p + "attention.layer_norm_rms_epsilon", 1e-5, true);
   auto limit = [&](const char* what, int64_t v, int64_t max) {
     if (v <= 0 || v > max) fail(f.path(), ": ", p, what, " = ", v, " is outside 1..", max);
   };

@@ -107,7 +107,8 @@ TEST(BadMetadata, NonFiniteOrNegativeRopeBaseAndEpsilonAreRefused) {
                    kArch + "attention.layer_norm_rms_epsilon = ");
   // An epsilon of 0 is a model (every norm's input here is non-zero).
   ThreadPool pool(2);
-  EXPECT_NO_THROW(load_and_run(rewrite(tiny_model(pool), set_f32(kArch + "attention.layer_norm_rms_epsilon", 0)), pool));
+  const Edit zero = set_f32(kArch + "attention.layer_norm_rms_epsilon", 0);
+  EXPECT_NO_THROW(load_and_run(rewrite(tiny_model(pool), zero), pool));
 }
 
 TEST(BadMetadata, AHeadSizeTooSmallForRopeNamesTheHeadCount) {
@@ -177,7 +178,8 @@ TEST(BadMetadata, EdgeValuesInEveryNumericKeyLoadOrThrowError) {
         } else {
           std::vector<int32_t> values;
           for (int64_t x : f.get_int_array(keys[k])) values.push_back(static_cast<int32_t>(x));
-          values[rng.below(values.size())] = std::isfinite(v) && std::abs(v) < 2147483647.0 ? static_cast<int32_t>(v) : -1;
+          const bool fits = std::isfinite(v) && std::abs(v) < 2147483647.0;
+          values[rng.below(values.size())] = fits ? static_cast<int32_t>(v) : -1;
           w.set_i32_array(keys[k], values);
         }
       } else if (std::isfinite(v) && v >= 0 && v == std::floor(v)) {
