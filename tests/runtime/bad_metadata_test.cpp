@@ -118,25 +118,25 @@ TEST(BadMetadata, AHeadSizeTooSmallForRopeNamesTheHeadCount) {
   expect_refused(e, "head_count 128");
 }
 
-TEST(BadMetadata, ANanInANormVectorNamesTheTensorAndElement) {
+// A float NaN written over bytes [at, at + 4) of the named tensor.
+Edit nan_in_tensor(const std::string& tensor, size_t at) {
   Edit e;
-  e.tensor = [](const std::string& name, std::vector<uint8_t>& bytes) {
-    if (name != "output_norm.weight") return;
+  e.tensor = [=](const std::string& name, std::vector<uint8_t>& bytes) {
     const float nan = NAN;
-    std::memcpy(bytes.data() + 5 * sizeof(float), &nan, sizeof nan);
+    if (name == tensor) std::memcpy(bytes.data() + at, &nan, sizeof nan);
   };
-  expect_refused(e, "tensor 'output_norm.weight' element 5 is nan");
+  return e;
+}
+
+TEST(BadMetadata, ANanInANormVectorNamesTheTensorAndElement) {
+  expect_refused(nan_in_tensor("output_norm.weight", 5 * sizeof(float)),
+                 "tensor 'output_norm.weight' element 5 is nan");
 }
 
 TEST(BadMetadata, ANanI2sScaleNamesTheTensor) {
-  Edit e;
-  e.tensor = [](const std::string& name, std::vector<uint8_t>& bytes) {
-    if (name != "blk.1.ffn_down.weight") return;
-    const float nan = NAN;
-    // I2_S: the 2-bit codes (one byte per four weights), then the float scale.
-    std::memcpy(bytes.data() + 768 * 256 / 4, &nan, sizeof nan);
-  };
-  expect_refused(e, "tensor blk.1.ffn_down.weight (I2_S): its scale is nan");
+  // I2_S: the 2-bit codes (one byte per four weights), then the float scale.
+  expect_refused(nan_in_tensor("blk.1.ffn_down.weight", 768 * 256 / 4),
+                 "tensor blk.1.ffn_down.weight (I2_S): its scale is nan");
 }
 
 // Every integer or float key (and one element of every numeric array), one
