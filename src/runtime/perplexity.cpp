@@ -5,22 +5,15 @@
 
 #include "core/error.h"
 #include "model/ops.h"
+#include "runtime/sampler.h"
 
 namespace lowbit {
 
 double token_nll(const float* logits, int64_t n_vocab, int32_t target) {
   if (target < 0 || target >= n_vocab) fail("token id ", target, " is outside the vocabulary [0, ", n_vocab, ")");
-  // log_sum_exp passes over a NaN (its max ignores it, its exp clamps it), so
-  // a damaged model would score as finite garbage: refuse non-finite logits.
-  // x - x is 0 only for a finite x; the loop costs ~1% of a chunk's decode.
-  bool finite = true;
-  for (int64_t i = 0; i < n_vocab; ++i) finite &= logits[i] - logits[i] == 0.0f;
-  if (!finite) {
-    int64_t i = 0;
-    while (std::isfinite(logits[i])) ++i;
-    fail("perplexity: the logit of token ", i, " is ", logits[i],
-         ": the model computed a non-finite value (damaged weights, or activations out of float range)");
-  }
+  // log_sum_exp passes over a NaN (its max ignores it, its exp clamps it):
+  // a damaged model would score as finite garbage. ~1% of a chunk's decode.
+  require_finite_logits(logits, n_vocab, "perplexity");
   return best_vector_ops().log_sum_exp(logits, n_vocab) - logits[target];
 }
 

@@ -44,4 +44,10 @@ class Sampler {
 
 int32_t argmax(const float* logits, int64_t n);
 
+// Throws Error naming the first logit that is NaN or +inf, `who` first, if
+// there is one. A sound model computes neither: a NaN orders nothing (a sort
+// with one is undefined behaviour; log_sum_exp passes over it) and a +inf
+// makes every probability NaN. -inf is allowed: a token that cannot be drawn.
+void require_finite_logits(const float* logits, int64_t n, const char* who);
+
 }  // namespace lowbit

@@ -4,12 +4,14 @@
 
 #include "core/error.h"
 #include "model/ops.h"
+#include "runtime/sampler.h"
 
 namespace lowbit {
 
 void fill_token_logprobs(const float* logits, int64_t n_vocab, int n_top, SampledToken& token) {
   if (token.id < 0 || token.id >= n_vocab) fail("logprobs: token ", token.id, " is outside the vocabulary of ", n_vocab);
   if (n_top < 0) fail("logprobs: ", n_top, " alternatives asked");
+  require_finite_logits(logits, n_vocab, "logprobs");  // a prompt's rows are not sampled: checked here
   // log p(i) = logits[i] - log(sum exp(logits)), summed from the maximum so
   // nothing overflows, the sum in double (VectorOps::log_sum_exp: a 128k
   // vocabulary in ~0.1 ms, where a scalar loop of double exps took ~0.6 ms).

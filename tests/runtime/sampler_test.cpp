@@ -77,6 +77,18 @@ TEST(Sampler, RefusesNanAndPositiveInfinityNamingTheToken) {
   EXPECT_GT(f[0], 0.2);
 }
 
+TEST(TokenLogprobs, RefuseNanAndPositiveInfinityNamingTheToken) {
+  const std::vector<float> logits = {0.5f, 1.0f, NAN, 2.0f};
+  SampledToken t;
+  t.id = 1;
+  try {
+    fill_token_logprobs(logits.data(), 4, 2, t);
+    ADD_FAILURE() << "log-probabilities from a NaN logit";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("logprobs: the logit of token 2 is"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Sampler, PenaltiesLowerRecentTokens) {
   const std::vector<float> l = {2.0f, 1.5f, -3.0f};
   const std::vector<int32_t> once = {0}, thrice = {0, 0, 0};
