@@ -48,12 +48,38 @@ int32_t Sampler::sample(const float* logits, std::span<const int32_t> history) {
     if (!finite) require_finite_logits(logits, n_vocab_, "sampler");  // throws, naming the token
     return static_cast<int32_t>(best);
   }
+  auto by_logit = [](const Candidate& a, const Candidate& b) {
+    return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+  };
   candidates_.clear();
-  for (int64_t i = 0; i < n_vocab_; ++i) {
-    finite &= logits[i] < INFINITY;
-    candidates_.push_back({static_cast<int32_t>(i), logits[i]});
+  const bool top_k = params_.top_k > 0 && params_.top_k < n_vocab_;
+  if (top_k && !penalties) {
+    // The k best straight from the logits, by_logit's worst of them on top of
+    // a heap: a later logit enters only when larger (an equal one ranks
+    // below: a higher id), so these are partial_sort's k, in fewer passes
+    // than copying every logit first (~210 -> ~70 us a token, 128k, k 40).
+    const size_t k = static_cast<size_t>(params_.top_k);
+    for (int64_t i = 0; i < n_vocab_; ++i) {
+      const float l = logits[i];
+      finite &= l < INFINITY;
+      if (candidates_.size() < k) {
+        candidates_.push_back({static_cast<int32_t>(i), l});
+        std::push_heap(candidates_.begin(), candidates_.end(), by_logit);
+      } else if (l > candidates_.front().logit) {
+        std::pop_heap(candidates_.begin(), candidates_.end(), by_logit);
+        candidates_.back() = {static_cast<int32_t>(i), l};
+        std::push_heap(candidates_.begin(), candidates_.end(), by_logit);
+      }
+    }
+    if (!finite) require_finite_logits(logits, n_vocab_, "sampler");
+    std::sort_heap(candidates_.begin(), candidates_.end(), by_logit);
+  } else {
+    for (int64_t i = 0; i < n_vocab_; ++i) {
+      finite &= logits[i] < INFINITY;
+      candidates_.push_back({static_cast<int32_t>(i), logits[i]});
+    }
+    if (!finite) require_finite_logits(logits, n_vocab_, "sampler");
   }
-  if (!finite) require_finite_logits(logits, n_vocab_, "sampler");
 
   if (penalties) {
     // Each distinct recent token is penalised once for repeating and presence,
@@ -74,9 +100,6 @@ int32_t Sampler::sample(const float* logits, std::span<const int32_t> history) {
     }
   }
 
-  auto by_logit = [](const Candidate& a, const Candidate& b) {
-    return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
-  };
   if (params_.temperature <= 0) {
     return std::min_element(candidates_.begin(), candidates_.end(), by_logit)->id;
   }
@@ -86,7 +109,9 @@ int32_t Sampler::sample(const float* logits, std::span<const int32_t> history) {
   // ~14% of a 2B-4T decode step at --top-k 0; top-p, min-p and the draw
   // rarely reach past a few hundred candidates.
   size_t n = candidates_.size(), sorted = 0;
-  if (params_.top_k > 0 && static_cast<size_t>(params_.top_k) < n) {
+  if (top_k && !penalties) {
+    sorted = n;  // the heap's k, sorted
+  } else if (top_k) {
     n = static_cast<size_t>(params_.top_k);
     std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(n), candidates_.end(),
                       by_logit);
