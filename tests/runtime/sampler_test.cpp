@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -258,6 +259,49 @@ TEST(Sampler, DrawsAsIfTheWholeVocabularyWereSorted) {
                 << "draw " << i << ", top-k " << top_k << ", top-p " << top_p << ", min-p " << min_p << ", temperature "
                 << temperature;
         }
+}
+
+// The same with penalties: the draws are those of the whole vocabulary sorted
+// after the recent tokens' logits were penalised (llama.cpp's formulas),
+// greedy included, with a history of repeats, ids beyond the window and an
+// id outside the vocabulary.
+TEST(Sampler, DrawsWithPenaltiesAsIfTheWholePenalisedVocabularyWereSorted) {
+  Rng values(8);
+  std::vector<float> logits(3000);
+  for (auto& v : logits) v = static_cast<float>(values.normal()) * 3.0f;
+  for (size_t i = 0; i < logits.size(); i += 89) logits[i] = logits[i / 3];  // ties
+  std::vector<int32_t> history;
+  for (int i = 0; i < 120; ++i) history.push_back(static_cast<int32_t>(values.below(40)) * 71);  // repeats
+  history.push_back(5000);  // outside the vocabulary: ignored
+  for (int32_t last_n : {-1, 64})
+    for (float repeat : {1.0f, 1.3f, 0.8f})
+      for (float presence : {0.0f, 0.5f})
+        for (int32_t top_k : {0, 40, 500})
+          for (float temperature : {0.0f, 0.9f}) {
+            SamplerParams p;
+            p.top_k = top_k, p.top_p = 0.9f, p.min_p = 0.02f, p.temperature = temperature, p.seed = 5;
+            p.repeat_penalty = repeat, p.presence_penalty = presence, p.frequency_penalty = 0.1f;
+            p.repeat_last_n = last_n;
+            std::vector<float> penalised = logits;
+            const size_t window = last_n < 0 ? history.size() : static_cast<size_t>(last_n);
+            std::map<int32_t, int> count;
+            for (size_t i = history.size() - window; i < history.size(); ++i) ++count[history[i]];
+            for (const auto& [id, c] : count) {
+              if (id >= static_cast<int32_t>(logits.size())) continue;
+              float& l = penalised[static_cast<size_t>(id)];
+              l = l > 0 ? l / repeat : l * repeat;
+              l -= static_cast<float>(c) * p.frequency_penalty + presence;
+            }
+            const std::vector<int32_t> ids = sorted_ids(penalised);
+            Sampler s(p, static_cast<int64_t>(logits.size()));
+            Rng rng(5);
+            for (int i = 0; i < 40; ++i) {
+              const int32_t want = temperature <= 0 ? ids[0] : full_sort_draw(penalised, ids, p, rng);
+              ASSERT_EQ(s.sample(logits.data(), history), want)
+                  << "draw " << i << ", last-n " << last_n << ", repeat " << repeat << ", presence " << presence
+                  << ", top-k " << top_k << ", temperature " << temperature;
+            }
+          }
 }
 
 TEST(Sampler, BadParametersAreRefused) {
