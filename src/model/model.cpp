@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <string_view>
 
 #include "core/aligned_buffer.h"
 #include "core/error.h"
@@ -44,7 +45,7 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& o
       fail(path, ": neither a GGUF file nor a llama2.c checkpoint");
     }
   }
-  {
+  try {
     HugePageScope huge_pages;  // repacked matrices, packed into huge pages (core/aligned_buffer.h)
     if (is_gguf) {
       m->gguf_ = std::make_unique<GgufFile>(path);
@@ -53,6 +54,11 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& o
       m->llama2c_ = std::make_unique<Llama2cCheckpoint>(path);
       m->load_llama2c(options, pool);
     }
+  } catch (const Error& e) {
+    // The kernels' refusals (a weight that is not ternary, a NaN scale) name
+    // the tensor, not the file it came from: add it.
+    if (std::string_view(e.what()).starts_with(path)) throw;
+    fail(path, ": ", e.what());
   }
   m->embedding_file_ = std::make_unique<PositionalFile>(path);
   m->embedding_scale_ =

@@ -1,7 +1,7 @@
 // Models whose header is well-formed GGUF but whose values make no model: a
 // NaN RoPE base or norm epsilon, a head count the embedding cannot hold, a
 // NaN in a norm vector or in an I2_S tensor's scale. Each must be refused at
-// load with an error naming the key or tensor (they used to load and make
+// load with an error naming the file and the key or tensor (they used to load and make
 // every logit NaN, or draw tokens from garbage). Then a seeded sweep sets every
 // numeric key, one at a time, to values on the edges of the checks: loading
 // and decoding must work or throw lowbit::Error, never crash.
@@ -90,6 +90,7 @@ void expect_refused(const Edit& edit, const std::string& expected) {
     ADD_FAILURE() << "loaded and ran; expected an error containing \"" << expected << "\"";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind(path + ": ", 0), 0u) << "the error names no file: " << e.what();
   }
 }
 
