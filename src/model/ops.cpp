@@ -115,10 +115,10 @@ void attend_block(const AttendBlock& b, const T* k, const T* v, float* /*scratch
   const auto row = [&](const T* base, int64_t j) {
     return base + j / b.kv_block_rows * b.kv_block_stride + j % b.kv_block_rows * b.kv_stride;
   };
-  const auto key = [&](int64_t j, int64_t d) {  // f16: slabs from each block's start
-    const int64_t block = j / b.kv_block_rows * b.kv_block_stride;
-    if constexpr (std::is_same_v<T, uint16_t>) return k[block + key_slab_offset(j % b.kv_block_rows, d, b.kv_stride)];
-    return k[block + j % b.kv_block_rows * b.kv_stride + d];
+  const auto key = [&](int64_t j, int64_t d) {  // f16: slabs from each block's start; f32: rows
+    if constexpr (std::is_same_v<T, uint16_t>)
+      return k[j / b.kv_block_rows * b.kv_block_stride + key_slab_offset(j % b.kv_block_rows, d, b.kv_stride)];
+    return row(k, j)[d];
   };
   const auto score = [&](const float* q, int64_t j) {
     float dot = 0;
